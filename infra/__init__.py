@@ -1,0 +1,1 @@
+"""Deployment assets: Dockerfile, Alembic migrations."""

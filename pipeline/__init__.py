@@ -1,0 +1,3 @@
+"""Hindsight: after-the-fact review of LLM agent memory."""
+
+__version__ = "0.1.0"

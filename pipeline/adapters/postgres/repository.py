@@ -1,0 +1,496 @@
+"""All SQL. Each public method is one transaction; callers never see a Session."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, and_, bindparam, delete, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
+from pipeline.adapters.postgres.tables import (
+    batches,
+    episodes,
+    index_outbox,
+    reviews,
+    semantic_memories,
+    sessions,
+)
+from pipeline.models import Scope, SessionEnd, Turn
+from pipeline.ports import IndexPoint
+from pipeline.vector_ids import point_id
+from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
+
+OUTBOX_CHANNEL = "hindsight_outbox"
+EPISODE = "episode"
+SEMANTIC = "semantic"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    id: int
+    agent_id: str
+    user_id: str
+    session_id: str | None
+    kind: str
+    trigger: str
+    status: str
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchEpisode:
+    id: int
+    turn_id: str
+    content: str
+    has_embedding: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    id: int
+    turn_id: str
+    session_id: str
+    content: str
+    ts: datetime
+    source: str
+    status: str
+    weight: float
+
+
+class Repository:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = make_sessionmaker(engine)
+
+    # -- ingest ---------------------------------------------------------------------------------
+
+    def ingest(self, turns: Sequence[Turn], session_ends: Sequence[SessionEnd]) -> int:
+        """Store turns as pending episodes (a turn_id seen before is skipped) and mark sessions ended.
+
+        Returns how many episodes were new.
+        """
+        with translate_errors(), self._sessions.begin() as s:
+            inserted = 0
+            if turns:
+                rows = [
+                    {
+                        "turn_id": t.turn_id,
+                        "agent_id": t.agent_id,
+                        "user_id": t.user_id,
+                        "session_id": t.session_id,
+                        "role": t.role,
+                        "content": t.content,
+                        "ts": t.ts,
+                        "source": t.source,
+                        "metadata": t.metadata,
+                        "priority": t.priority,
+                    }
+                    for t in turns
+                ]
+                stmt = (
+                    pg_insert(episodes)
+                    .values(rows)
+                    .on_conflict_do_nothing(index_elements=["turn_id"])
+                    .returning(episodes.c.id)
+                )
+                inserted = len(s.execute(stmt).all())
+            for end in _unique_sessions(session_ends):
+                stmt2 = pg_insert(sessions).values(
+                    agent_id=end.agent_id, user_id=end.user_id, session_id=end.session_id, ended_at=end.ts
+                )
+                s.execute(
+                    stmt2.on_conflict_do_update(
+                        index_elements=["agent_id", "user_id", "session_id"],
+                        set_={"ended_at": stmt2.excluded.ended_at},
+                    )
+                )
+            return inserted
+
+    # -- scheduling -----------------------------------------------------------------------------
+
+    def backlog(self) -> list[ScopeBacklog]:
+        """Per scope, what is waiting for review (input to `scheduler.policy.decide`)."""
+        e = episodes
+        sess = sessions
+        q = (
+            select(
+                e.c.agent_id,
+                e.c.user_id,
+                e.c.session_id,
+                func.count().label("pending_full"),
+                func.count().filter(e.c.light_batch_id.is_(None)).label("pending_light"),
+                func.max(e.c.received_at).label("last_received"),
+                func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
+            )
+            .select_from(
+                e.outerjoin(
+                    sess,
+                    and_(
+                        sess.c.agent_id == e.c.agent_id,
+                        sess.c.user_id == e.c.user_id,
+                        sess.c.session_id == e.c.session_id,
+                    ),
+                )
+            )
+            .where(e.c.full_batch_id.is_(None))
+            .group_by(e.c.agent_id, e.c.user_id, e.c.session_id)
+        )
+        scopes: dict[Scope, list[Any]] = defaultdict(list)
+        with translate_errors(), self.engine.connect() as conn:
+            for row in conn.execute(q):
+                scopes[Scope(row.agent_id, row.user_id)].append(row)
+        return [
+            ScopeBacklog(
+                scope=scope,
+                pending_full=sum(r.pending_full for r in rows),
+                sessions=tuple(
+                    SessionBacklog(r.session_id, r.pending_light, r.last_received, bool(r.ended))
+                    for r in rows
+                ),
+            )
+            for scope, rows in scopes.items()
+        ]
+
+    def claim(self, d: Dispatch, *, min_count: int, limit: int) -> int | None:
+        """Claim pending episodes for one review into a new batch; None when fewer than `min_count` were free.
+
+        FOR UPDATE SKIP LOCKED makes concurrent schedulers claim disjoint episodes.
+        """
+        e = episodes
+        where = [
+            e.c.agent_id == d.scope.agent_id,
+            e.c.user_id == d.scope.user_id,
+            e.c.full_batch_id.is_(None),
+        ]
+        if d.kind == "light":
+            where.append(e.c.light_batch_id.is_(None))
+        if d.session_id is not None:
+            where.append(e.c.session_id == d.session_id)
+        with translate_errors(), self._sessions.begin() as s:
+            ids = list(
+                s.scalars(
+                    select(e.c.id)
+                    .where(*where)
+                    .order_by(e.c.priority, e.c.id)
+                    .limit(limit)
+                    .with_for_update(skip_locked=True)
+                )
+            )
+            if len(ids) < max(min_count, 1):
+                return None
+            batch_id = s.execute(
+                insert(batches)
+                .values(
+                    agent_id=d.scope.agent_id,
+                    user_id=d.scope.user_id,
+                    session_id=d.session_id,
+                    kind=d.kind,
+                    trigger=d.trigger,
+                    episode_count=len(ids),
+                )
+                .returning(batches.c.id)
+            ).scalar_one()
+            column = "full_batch_id" if d.kind == "full" else "light_batch_id"
+            s.execute(update(e).where(e.c.id.in_(ids)).values({column: batch_id}))
+            return int(batch_id)
+
+    def mark_dispatched(self, batch_ids: Sequence[int], now: datetime) -> None:
+        b = batches
+        with translate_errors(), self._sessions.begin() as s:
+            s.execute(
+                update(b)
+                .where(b.c.id.in_(list(batch_ids)), b.c.status.in_(("pending", "dispatched")))
+                .values(status="dispatched", dispatched_at=now)
+            )
+
+    def stalled_batches(self, *, undispatched_s: float, unfinished_s: float) -> list[int]:
+        """Batches claimed but never dispatched for `undispatched_s` seconds (a scheduler died in between),
+        or dispatched/running without finishing for `unfinished_s` seconds (a worker died, a task was lost).
+
+        The database clock decides, so processes with skewed clocks agree.
+        """
+        sql = text(
+            """
+            SELECT id FROM batches
+            WHERE (status = 'pending' AND created_at < now() - make_interval(secs => :undispatched))
+               OR (status IN ('dispatched', 'running')
+                   AND coalesce(dispatched_at, created_at) < now() - make_interval(secs => :unfinished))
+            ORDER BY id LIMIT 1000
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            rows = conn.scalars(sql, {"undispatched": undispatched_s, "unfinished": unfinished_s})
+            return [int(r) for r in rows]
+
+    # -- review ---------------------------------------------------------------------------------
+
+    def start_batch(self, batch_id: int, now: datetime) -> BatchInfo | None:
+        """Mark a batch running (attempts + 1). None when it is already done or does not exist."""
+        b = batches
+        with translate_errors(), self._sessions.begin() as s:
+            row = s.execute(
+                update(b)
+                .where(b.c.id == batch_id, b.c.status != "done")
+                .values(status="running", started_at=now, attempts=b.c.attempts + 1)
+                .returning(
+                    b.c.id,
+                    b.c.agent_id,
+                    b.c.user_id,
+                    b.c.session_id,
+                    b.c.kind,
+                    b.c.trigger,
+                    b.c.status,
+                    b.c.attempts,
+                )
+            ).one_or_none()
+            return BatchInfo(*row) if row else None
+
+    def batch_episodes(self, batch: BatchInfo) -> list[BatchEpisode]:
+        e = episodes
+        column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
+        q = select(e.c.id, e.c.turn_id, e.c.content, e.c.embedding.is_not(None)).where(column == batch.id)
+        with translate_errors(), self.engine.connect() as conn:
+            return [BatchEpisode(*r) for r in conn.execute(q.order_by(e.c.id))]
+
+    def complete_review(
+        self,
+        batch: BatchInfo,
+        *,
+        embeddings: dict[int, bytes],
+        now: datetime,
+        started_at: datetime,
+        counts: dict[str, int],
+        timings_ms: dict[str, float],
+        worker: str,
+    ) -> bool:
+        """Write a review's results in one transaction. False if another delivery already finished it."""
+        b, e = batches, episodes
+        with translate_errors(), self._sessions.begin() as s:
+            status = s.scalar(select(b.c.status).where(b.c.id == batch.id).with_for_update())
+            if status is None or status == "done":
+                return False
+            if embeddings:
+                s.execute(
+                    update(e).where(e.c.id == bindparam("eid"), e.c.embedding.is_(None)),
+                    [{"eid": k, "embedding": v} for k, v in embeddings.items()],
+                    execution_options={"synchronize_session": False},
+                )
+            column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
+            ids = list(
+                s.scalars(
+                    update(e)
+                    .where(column == batch.id)
+                    .values(
+                        status=func.coalesce(func.nullif(e.c.status, "pending"), "kept"),
+                        reviewed_at=now,
+                    )
+                    .returning(e.c.id)
+                )
+            )
+            if ids:
+                s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in ids])
+            s.execute(
+                pg_insert(reviews)
+                .values(
+                    batch_id=batch.id,
+                    agent_id=batch.agent_id,
+                    user_id=batch.user_id,
+                    kind=batch.kind,
+                    trigger=batch.trigger,
+                    started_at=started_at,
+                    finished_at=now,
+                    counts=counts,
+                    timings_ms=timings_ms,
+                    worker=worker,
+                )
+                .on_conflict_do_nothing(index_elements=["batch_id"])
+            )
+            s.execute(update(b).where(b.c.id == batch.id).values(status="done", finished_at=now, error=None))
+            # Delivered on commit only, so the indexer never wakes for work it cannot see.
+            s.execute(text("SELECT pg_notify(:c, :p)"), {"c": OUTBOX_CHANNEL, "p": str(batch.id)})
+            return True
+
+    def fail_batch(self, batch_id: int, error: str) -> None:
+        b = batches
+        with translate_errors(), self._sessions.begin() as s:
+            s.execute(update(b).where(b.c.id == batch_id, b.c.status != "done").values(error=error[:2000]))
+
+    # -- indexing -------------------------------------------------------------------------------
+
+    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
+        """Take up to `limit` outbox rows, hand the points' current state to `apply`, then delete the rows.
+
+        `apply(upserts, deletes)` runs inside the transaction: if it raises, the rows stay for a retry.
+        """
+        o, e = index_outbox, episodes
+        with translate_errors(), self._sessions.begin() as s:
+            rows = s.execute(
+                select(o.c.id, o.c.kind, o.c.ref_id)
+                .order_by(o.c.id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            ).all()
+            if not rows:
+                return 0
+            refs = sorted({(r.kind, r.ref_id) for r in rows})
+            # Serialise indexers per point, so an older state can never overwrite a newer one.
+            keys = [hash_ref(k, i) for k, i in refs]
+            s.execute(
+                text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k ORDER BY k"),
+                {"keys": keys},
+            )
+            episode_ids = [i for k, i in refs if k == EPISODE]
+            upserts: list[IndexPoint] = []
+            found: set[tuple[str, int]] = set()
+            if episode_ids:
+                q = select(
+                    e.c.id,
+                    e.c.agent_id,
+                    e.c.user_id,
+                    e.c.session_id,
+                    e.c.embedding,
+                    e.c.ts,
+                    e.c.weight,
+                    e.c.source,
+                    e.c.role,
+                ).where(e.c.id.in_(episode_ids), e.c.status == "kept", e.c.embedding.is_not(None))
+                for r in s.execute(q):
+                    found.add((EPISODE, r.id))
+                    upserts.append(
+                        IndexPoint(
+                            id=point_id(EPISODE, r.id),
+                            vector=_vector(r.embedding),
+                            payload={
+                                "kind": EPISODE,
+                                "ref_id": r.id,
+                                "agent_id": r.agent_id,
+                                "user_id": r.user_id,
+                                "session_id": r.session_id,
+                                "ts": r.ts.timestamp(),
+                                "weight": r.weight,
+                                "source": r.source,
+                            },
+                        )
+                    )
+            deletes = [point_id(k, i) for k, i in refs if (k, i) not in found]
+            apply(upserts, deletes)
+            s.execute(delete(o).where(o.c.id.in_([r.id for r in rows])))
+            return len(rows)
+
+    def outbox_lag(self) -> tuple[int, float]:
+        """(rows waiting, age in seconds of the oldest)."""
+        o = index_outbox
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(
+                select(func.count(), func.extract("epoch", func.now() - func.min(o.c.created_at)))
+            ).one()
+            return int(row[0]), float(row[1] or 0.0)
+
+    def enqueue_reindex(self) -> int:
+        """Queue every episode and semantic memory for the indexer (rebuilds the index from this store)."""
+        with translate_errors(), self._sessions.begin() as s:
+            n = s.execute(
+                text(
+                    "INSERT INTO index_outbox (kind, ref_id) "
+                    "SELECT 'episode', id FROM episodes UNION ALL SELECT 'semantic', id FROM semantic_memories"
+                )
+            )
+            s.execute(text("SELECT pg_notify(:c, 'reindex')"), {"c": OUTBOX_CHANNEL})
+            return int(getattr(n, "rowcount", 0) or 0)
+
+    def indexable_point_ids(self) -> set[str]:
+        e = episodes
+        with translate_errors(), self.engine.connect() as conn:
+            ids = conn.scalars(select(e.c.id).where(e.c.status == "kept", e.c.embedding.is_not(None)))
+            return {point_id(EPISODE, i) for i in ids}
+
+    # -- recall ---------------------------------------------------------------------------------
+
+    def episodes_by_id(self, ids: Sequence[int], *, agent_id: str, user_id: str) -> dict[int, EpisodeRow]:
+        """Current rows for recall hits, limited to the caller's scope and what may be recalled."""
+        e = episodes
+        q = select(
+            e.c.id, e.c.turn_id, e.c.session_id, e.c.content, e.c.ts, e.c.source, e.c.status, e.c.weight
+        ).where(e.c.id.in_(list(ids)), e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.status == "kept")
+        with translate_errors(), self.engine.connect() as conn:
+            return {r.id: EpisodeRow(*r) for r in conn.execute(q)}
+
+    # -- progress and stats ---------------------------------------------------------------------
+
+    def turn_progress(self, turn_ids: Sequence[str]) -> dict[str, int]:
+        """How far these turns got: received (an episode exists), reviewed, indexed (nothing left in the outbox)."""
+        sql = text(
+            """
+            SELECT count(*) AS received,
+                   count(*) FILTER (WHERE e.reviewed_at IS NOT NULL) AS reviewed,
+                   count(*) FILTER (WHERE e.reviewed_at IS NOT NULL AND NOT EXISTS (
+                       SELECT 1 FROM index_outbox o WHERE o.kind = 'episode' AND o.ref_id = e.id)) AS indexed
+            FROM episodes e WHERE e.turn_id = ANY(:ids)
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(sql, {"ids": list(turn_ids)}).one()
+            return {"received": row.received, "reviewed": row.reviewed, "indexed": row.indexed}
+
+    def batch_progress(self, batch_ids: Sequence[int]) -> dict[str, int]:
+        b = batches
+        with translate_errors(), self.engine.connect() as conn:
+            rows: dict[str, int] = dict(
+                conn.execute(
+                    select(b.c.status, func.count()).where(b.c.id.in_(list(batch_ids))).group_by(b.c.status)
+                )
+                .tuples()
+                .all()
+            )
+        return {"total": sum(rows.values()), "done": rows.get("done", 0)}
+
+    def stats(self) -> dict[str, Any]:
+        with translate_errors(), self.engine.connect() as conn:
+            by_status: dict[str, int] = dict(
+                conn.execute(text("SELECT status, count(*) FROM episodes GROUP BY status")).tuples().all()
+            )
+            batch_counts: dict[str, int] = dict(
+                conn.execute(text("SELECT status, count(*) FROM batches GROUP BY status")).tuples().all()
+            )
+            facts = conn.execute(
+                text(
+                    "SELECT count(*) FILTER (WHERE valid_to IS NULL), count(*) FILTER (WHERE valid_to IS NOT NULL) "
+                    "FROM facts"
+                )
+            ).one()
+            semantic = conn.scalar(select(func.count()).select_from(semantic_memories))
+            review_count = conn.scalar(select(func.count()).select_from(reviews))
+        outbox, outbox_age = self.outbox_lag()
+        return {
+            "episodes": {"total": sum(by_status.values()), **by_status},
+            "semantic_memories": int(semantic or 0),
+            "facts": {"open": int(facts[0]), "closed": int(facts[1])},
+            "batches": batch_counts,
+            "reviews": int(review_count or 0),
+            "outbox": {"pending": outbox, "oldest_age_s": round(outbox_age, 3)},
+        }
+
+
+def hash_ref(kind: str, ref_id: int) -> int:
+    """A stable signed 64-bit advisory-lock key for one point."""
+    return (ref_id << 1 | (1 if kind == SEMANTIC else 0)) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _vector(blob: bytes) -> list[float]:
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4").tolist()
+
+
+def _unique_sessions(ends: Sequence[SessionEnd]) -> list[SessionEnd]:
+    latest: dict[tuple[str, str, str], SessionEnd] = {}
+    for end in ends:
+        key = (end.agent_id, end.user_id, end.session_id)
+        if key not in latest or end.ts > latest[key].ts:
+            latest[key] = end
+    return list(latest.values())

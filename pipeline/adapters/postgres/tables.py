@@ -1,0 +1,207 @@
+"""SQLAlchemy 2 table models: the system of record. Migrations live in infra/migrations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+TS = DateTime(timezone=True)
+
+
+class Batch(Base):
+    """A set of episodes claimed for one review. The Celery task carries only its id."""
+
+    __tablename__ = "batches"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    session_id: Mapped[str | None] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(8))  # full | light
+    trigger: Mapped[str] = mapped_column(String(16))  # batch_size | session_end | idle | manual
+    status: Mapped[str] = mapped_column(String(12), server_default="pending")
+    episode_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    dispatched_at: Mapped[datetime | None] = mapped_column(TS)
+    started_at: Mapped[datetime | None] = mapped_column(TS)
+    finished_at: Mapped[datetime | None] = mapped_column(TS)
+
+    __table_args__ = (
+        Index("ix_batches_open", "status", "dispatched_at", postgresql_where=text("status <> 'done'")),
+    )
+
+
+class Episode(Base):
+    """One raw turn, kept forever (cold, forgotten and merged ones too) unless hard-forgotten."""
+
+    __tablename__ = "episodes"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(Text, unique=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    session_id: Mapped[str] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    ts: Mapped[datetime] = mapped_column(TS)  # event time, as the agent service stated it
+    source: Mapped[str] = mapped_column(String(16))
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, server_default="{}")
+    priority: Mapped[int] = mapped_column(SmallInteger, server_default="2")
+    # pending (not yet reviewed) | kept | cold | forgotten
+    status: Mapped[str] = mapped_column(String(12), server_default="pending")
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, little-endian, normalised
+    weight: Mapped[float] = mapped_column(Float, server_default="1.0")
+    quality: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    last_accessed: Mapped[datetime | None] = mapped_column(TS)
+    access_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    received_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    reviewed_at: Mapped[datetime | None] = mapped_column(TS)
+    light_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
+    full_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
+
+    __table_args__ = (
+        Index("ix_episodes_scope_session", "agent_id", "user_id", "session_id"),
+        # The scheduler's backlog query only ever looks at episodes not yet through a full review.
+        Index(
+            "ix_episodes_pending_full",
+            "agent_id",
+            "user_id",
+            "priority",
+            "id",
+            postgresql_where=text("full_batch_id IS NULL"),
+        ),
+        Index("ix_episodes_light_batch", "light_batch_id"),
+        Index("ix_episodes_full_batch", "full_batch_id"),
+    )
+
+
+class Session(Base):
+    """Sessions an agent service has ended: their pending turns get a light review."""
+
+    __tablename__ = "sessions"
+    agent_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    user_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    session_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    ended_at: Mapped[datetime | None] = mapped_column(TS)
+
+
+class Review(Base):
+    """The audit log: one row per review that ran to completion."""
+
+    __tablename__ = "reviews"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    batch_id: Mapped[int] = mapped_column(ForeignKey("batches.id"), unique=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(8))
+    trigger: Mapped[str] = mapped_column(String(16))
+    started_at: Mapped[datetime] = mapped_column(TS)
+    finished_at: Mapped[datetime] = mapped_column(TS)
+    counts: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    timings_ms: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    worker: Mapped[str | None] = mapped_column(Text)
+
+
+class Fact(Base):
+    """One version of (scope, entity, attribute): bi-temporal, closed by its successor, never deleted."""
+
+    __tablename__ = "facts"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    entity: Mapped[str] = mapped_column(Text)
+    attribute: Mapped[str] = mapped_column(Text)
+    value: Mapped[str] = mapped_column(Text)
+    valid_from: Mapped[datetime] = mapped_column(TS)
+    valid_to: Mapped[datetime | None] = mapped_column(TS)
+    recorded_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    superseded_by: Mapped[int | None] = mapped_column(ForeignKey("facts.id"))
+    source: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float] = mapped_column(Float, server_default="1.0")
+    turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
+
+    __table_args__ = (Index("ix_facts_chain", "agent_id", "user_id", "entity", "attribute", "valid_from"),)
+
+
+class SemanticMemory(Base):
+    """A durable statement folded from a cluster of episodes; versions chain through previous_id."""
+
+    __tablename__ = "semantic_memories"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
+    importance: Mapped[float] = mapped_column(Float, server_default="0.5")
+    weight: Mapped[float] = mapped_column(Float, server_default="1.0")
+    status: Mapped[str] = mapped_column(String(12), server_default="kept")
+    valid_from: Mapped[datetime] = mapped_column(TS)
+    valid_to: Mapped[datetime | None] = mapped_column(TS)
+    version: Mapped[int] = mapped_column(Integer, server_default="1")
+    previous_id: Mapped[int | None] = mapped_column(ForeignKey("semantic_memories.id"))
+    created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    last_accessed: Mapped[datetime | None] = mapped_column(TS)
+    access_count: Mapped[int] = mapped_column(Integer, server_default="0")
+
+    __table_args__ = (Index("ix_semantic_scope", "agent_id", "user_id"),)
+
+
+class SemanticMember(Base):
+    """Provenance: which episodes a semantic memory was folded from."""
+
+    __tablename__ = "semantic_members"
+    memory_id: Mapped[int] = mapped_column(
+        ForeignKey("semantic_memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
+
+
+class IndexOutbox(Base):
+    """Transactional outbox: 'bring point (kind, ref_id) in the vector index up to date with this database'.
+
+    Rows carry no payload: the indexer reads the current row, so replays and reorderings are harmless.
+    """
+
+    __tablename__ = "index_outbox"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(12))  # episode | semantic
+    ref_id: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_outbox_ref", "kind", "ref_id"),)
+
+
+# Core handles for set-based SQL in the repository (typed as Table, which __table__ is at run time).
+batches = cast(Table, Batch.__table__)
+episodes = cast(Table, Episode.__table__)
+sessions = cast(Table, Session.__table__)
+reviews = cast(Table, Review.__table__)
+facts = cast(Table, Fact.__table__)
+semantic_memories = cast(Table, SemanticMemory.__table__)
+semantic_members = cast(Table, SemanticMember.__table__)
+index_outbox = cast(Table, IndexOutbox.__table__)

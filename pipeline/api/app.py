@@ -1,0 +1,254 @@
+"""The HTTP API (FastAPI). Errors are JSON `{"detail": ...}` with a status that says whose fault it is."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from sqlalchemy import text
+
+from pipeline import __version__
+from pipeline.adapters.postgres.engine import libpq_dsn
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.redis_stream import TurnStream
+from pipeline.api.limits import BodySizeLimit
+from pipeline.config import Settings
+from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.indexing import Indexer
+from pipeline.logging import get_logger
+from pipeline.models import Scope
+from pipeline.ports import Embedder, VectorIndex
+from pipeline.recall import recall as recall_use_case
+from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
+from scheduler.policy import on_demand
+
+log = get_logger(__name__)
+MAX_TURNS_PER_REQUEST = 1000
+
+
+@dataclass
+class ApiDeps:
+    settings: Settings
+    repo: Repository
+    stream: TurnStream
+    index: VectorIndex
+    embedder: Embedder
+    dispatch: Callable[[int], None]
+    run_indexer: bool
+    claim_limit: int
+    indexer: Indexer | None = field(default=None)
+
+
+class ReviewRequest(BaseModel):
+    agent_id: str | None = None
+    user_id: str | None = None
+    full: bool = False
+
+
+class SessionEndRequest(BaseModel):
+    agent_id: str
+    user_id: str
+    session_id: str
+
+
+class ProgressRequest(BaseModel):
+    turn_ids: list[str] = Field(default_factory=list, max_length=100_000)
+    batch_ids: list[int] = Field(default_factory=list, max_length=100_000)
+
+
+def _deps(request: Request) -> ApiDeps:
+    deps: ApiDeps = request.app.state.deps
+    return deps
+
+
+Deps = Annotated[ApiDeps, Depends(_deps)]
+router = APIRouter()
+
+
+def create_app(deps: ApiDeps) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if deps.run_indexer:
+            dsn = libpq_dsn(deps.settings.db_url)
+            deps.indexer = Indexer(
+                deps.repo,
+                deps.index,
+                dsn=dsn,
+                poll_s=deps.settings.indexer_poll_s,
+                batch=deps.settings.indexer_batch,
+            )
+            deps.indexer.start()
+        warm = getattr(deps.embedder, "warm_up", None)
+        if warm is not None:  # load the model now rather than on the first recall
+            threading.Thread(target=warm, name="embedder-warm-up", daemon=True).start()
+        yield
+        if deps.indexer is not None:
+            deps.indexer.stop()
+        deps.index.close()
+
+    app = FastAPI(title="Hindsight", version=__version__, lifespan=lifespan)
+    app.state.deps = deps
+    app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_request_bytes)
+    _install_error_handlers(app)
+
+    app.include_router(router)
+    return app
+
+
+@router.post("/v1/turns", status_code=202)
+def post_turns(deps: Deps, items: Annotated[list[Any], Body()]) -> dict[str, Any]:
+    """Validate every item, then push all of them to the stream (all or nothing)."""
+    if len(items) > MAX_TURNS_PER_REQUEST:
+        raise InvalidTurn(f"body: at most {MAX_TURNS_PER_REQUEST} turns per request, got {len(items)}")
+    now = utcnow()
+    events, errors = [], []
+    for i, item in enumerate(items):
+        try:
+            events.append(parse_event(item, now=now))
+        except InvalidTurn as exc:
+            errors.append({"index": i, "reason": exc.reason})
+    if errors:
+        return _invalid(errors)  # type: ignore[return-value]
+    deps.stream.add_many([encode_event(e) for e in events])
+    return {"accepted": len(events), "turn_ids": [getattr(e, "turn_id", None) for e in events]}
+
+
+@router.post("/v1/sessions/end", status_code=202)
+def end_session(deps: Deps, body: SessionEndRequest) -> dict[str, Any]:
+    event = parse_event({"kind": "session_end", **body.model_dump()}, now=utcnow())
+    deps.stream.add(encode_event(event))
+    return {"accepted": 1}
+
+
+@router.get("/v1/recall")
+def recall(
+    deps: Deps,
+    q: Annotated[str, Query(min_length=1, max_length=4000)],
+    agent_id: Annotated[str, Query(min_length=1)],
+    user_id: Annotated[str, Query(min_length=1)],
+    k: Annotated[int, Query(ge=1, le=100)] = 10,
+    as_of: str | None = None,
+) -> dict[str, Any]:
+    when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
+    hits = recall_use_case(
+        q,
+        agent_id=agent_id,
+        user_id=user_id,
+        k=k,
+        repo=deps.repo,
+        index=deps.index,
+        embedder=deps.embedder,
+        as_of=when,
+    )
+    return {"results": [h.to_json() for h in hits]}
+
+
+@router.post("/v1/review", status_code=202)
+def review(deps: Deps, body: ReviewRequest) -> dict[str, Any]:
+    """Claim and dispatch whatever is pending (one scope or all), without waiting for a trigger."""
+    if (body.agent_id is None) != (body.user_id is None):
+        raise InvalidTurn("agent_id and user_id: give both or neither")
+    scope = Scope(body.agent_id, body.user_id) if body.agent_id and body.user_id else None
+    batch_ids: list[int] = []
+    for d in on_demand(deps.repo.backlog(), full=body.full, scope=scope):
+        # A full review of a large backlog spans several batches of at most claim_limit episodes.
+        while (batch_id := deps.repo.claim(d, min_count=1, limit=deps.claim_limit)) is not None:
+            deps.dispatch(batch_id)
+            batch_ids.append(batch_id)
+            if d.kind == "light":
+                break
+    if batch_ids:
+        deps.repo.mark_dispatched(batch_ids, utcnow())
+    return {"batch_ids": batch_ids}
+
+
+@router.post("/v1/progress")
+def progress(deps: Deps, body: ProgressRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if body.turn_ids:
+        out["turns"] = deps.repo.turn_progress(body.turn_ids)
+    if body.batch_ids:
+        out["batches"] = deps.repo.batch_progress(body.batch_ids)
+    out["outbox_pending"] = deps.repo.outbox_lag()[0]
+    return out
+
+
+@router.post("/v1/reindex", status_code=202)
+def reindex(deps: Deps) -> dict[str, Any]:
+    """Rebuild the vector index from PostgreSQL: drop points the store does not know, re-queue the rest."""
+    orphans = sorted(deps.index.ids() - deps.repo.indexable_point_ids())
+    if orphans:
+        deps.index.delete(orphans)
+    return {"queued": deps.repo.enqueue_reindex(), "orphans_deleted": len(orphans)}
+
+
+@router.get("/v1/stats")
+def stats(deps: Deps) -> dict[str, Any]:
+    return {
+        **deps.repo.stats(),
+        "stream": deps.stream.stats(deps.settings.scheduler_group),
+        "index": {"points": deps.index.count()},
+    }
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+def readyz(deps: Deps) -> JSONResponse:
+    checks: dict[str, str] = {}
+    for name, probe in (
+        ("postgres", lambda: deps.repo.engine.connect().execute(text("SELECT 1")).close()),
+        ("redis", lambda: deps.stream.client.ping()),
+        ("qdrant", lambda: deps.index.count()),
+    ):
+        try:
+            probe()
+            checks[name] = "ok"
+        except Exception as exc:  # readiness reports every failure instead of raising
+            checks[name] = f"error: {str(exc)[:200]}"
+    ok = all(v == "ok" for v in checks.values())
+    return JSONResponse(
+        {"status": "ok" if ok else "unavailable", "checks": checks}, status_code=200 if ok else 503
+    )
+
+
+def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+    first = errors[0]
+    return JSONResponse(
+        {"detail": f"item {first['index']}: {first['reason']}", "errors": errors[:100]}, status_code=422
+    )
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(InvalidTurn)
+    async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
+        return JSONResponse({"detail": exc.reason}, status_code=422)
+
+    @app.exception_handler(NotFound)
+    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(RetryableError)
+    async def unavailable(_: Request, exc: RetryableError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+
+    @app.exception_handler(HindsightError)
+    async def other(_: Request, exc: HindsightError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        parts = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5]]
+        return JSONResponse({"detail": "; ".join(parts) or "invalid request"}, status_code=422)

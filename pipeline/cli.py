@@ -1,0 +1,303 @@
+"""The `hindsight` command line. Roles run in-process; client commands talk to the HTTP API."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.config import Settings, get_settings
+from pipeline.errors import HindsightError
+from pipeline.logging import configure_logging
+
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Hindsight: agent memory that improves in hindsight."
+)
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks; each writes its figures to BENCHMARKS.md.")
+app.add_typer(bench_app, name="bench")
+out = Console()
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    return settings
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+# -- roles ----------------------------------------------------------------------------------------
+
+
+@app.command()
+def up() -> None:
+    """Run the whole pipeline here; with no URLs configured, on embedded Redis, PostgreSQL and Qdrant."""
+    from pipeline.up import run_up
+
+    try:
+        run_up(_settings(), out)
+    except HindsightError as exc:
+        fail(str(exc))
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the PostgreSQL schema."""
+    from pipeline.adapters.postgres.migrate import upgrade
+
+    settings = _settings()
+    upgrade(settings.db_url)
+    out.print("schema is up to date")
+
+
+@app.command()
+def scheduler() -> None:
+    """Consume the turn stream, store episodes and dispatch review batches."""
+    from pipeline.roles import run_scheduler
+
+    run_scheduler(_settings())
+
+
+@app.command()
+def worker(
+    queues: Annotated[str, typer.Option(help="Celery queues to consume")] = "review,maintenance",
+    loglevel: str = "INFO",
+) -> None:
+    """A review worker (one review at a time; start more to scale out)."""
+    from pipeline.roles import run_worker
+
+    run_worker(_settings(), queues=queues, loglevel=loglevel)
+
+
+@app.command()
+def beat(loglevel: str = "INFO") -> None:
+    """The periodic jobs (reconcile stalled batches)."""
+    from pipeline.roles import run_beat
+
+    run_beat(_settings(), loglevel=loglevel)
+
+
+@app.command()
+def api(
+    indexer: Annotated[
+        bool | None,
+        typer.Option("--indexer/--no-indexer", help="also run the outbox indexer (default: when embedded)"),
+    ] = None,
+) -> None:
+    """The HTTP API (recall, turns, stats)."""
+    from pipeline.roles import run_api
+
+    settings = _settings()
+    run_api(settings, run_indexer=(settings.qdrant_url is None) if indexer is None else indexer)
+
+
+@app.command("indexer")
+def indexer_cmd() -> None:
+    """Drain the index outbox into Qdrant (needs HINDSIGHT_QDRANT_URL; embedded mode runs it inside `api`)."""
+    from pipeline.roles import run_indexer
+
+    settings = _settings()
+    if settings.qdrant_url is None:
+        fail(
+            "the embedded Qdrant can be opened by one process only: in embedded mode the indexer runs inside "
+            "`hindsight api`; set HINDSIGHT_QDRANT_URL to run it on its own"
+        )
+    run_indexer(settings)
+
+
+@app.command()
+def flower() -> None:
+    """Flower, the Celery monitor, with basic auth."""
+    from pipeline.roles import run_flower
+
+    run_flower(_settings())
+
+
+# -- client commands --------------------------------------------------------------------------
+
+
+def _http(settings: Settings) -> httpx.Client:
+    return httpx.Client(base_url=settings.api_url, timeout=60.0)
+
+
+def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
+    try:
+        response = client.request(method, path, **kwargs)
+    except httpx.TransportError:
+        fail(
+            f"cannot reach the API at {client.base_url} - is `hindsight up` (or `hindsight api`) running?", 2
+        )
+    if response.status_code >= 400:
+        try:
+            detail = response.json().get("detail")
+        except ValueError:
+            detail = response.text[:500]
+        fail(f"{method} {path}: {response.status_code} {detail}")
+    return response.json()
+
+
+@app.command()
+def ingest(
+    file: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="JSONL, one turn per line")
+    ],
+    wait: Annotated[bool, typer.Option(help="return once every pushed turn is reviewed and indexed")] = False,
+    timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 600.0,
+    chunk: Annotated[int, typer.Option(min=1, max=1000, help="turns per request")] = 500,
+) -> None:
+    """Push the turns of a JSONL file; bad lines are reported with their line number and skipped."""
+    from pipeline.ingest_file import ingest_file
+
+    settings = _settings()
+    with _http(settings) as client:
+        result = ingest_file(
+            file, post=lambda items: _call(client, "POST", "/v1/turns", json=items), chunk=chunk, console=err
+        )
+        for line_no, reason in result.rejected:
+            err.print(f"[yellow]{file}:{line_no}:[/yellow] {reason}", highlight=False)
+        out.print(f"pushed {result.pushed} turns ({len(result.rejected)} lines rejected)")
+        if wait and result.turn_ids:
+            _wait_reviewed(client, result.turn_ids, timeout)
+    if result.rejected:
+        raise typer.Exit(1)
+
+
+def _wait_reviewed(client: httpx.Client, turn_ids: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    total = len(turn_ids)
+    asked = False
+    with err.status("waiting for the pipeline...") as status:
+        while True:
+            progress = _call(client, "POST", "/v1/progress", json={"turn_ids": turn_ids})["turns"]
+            status.update(
+                f"received {progress['received']}/{total} · reviewed {progress['reviewed']} · "
+                f"indexed {progress['indexed']}"
+            )
+            if progress["indexed"] >= total:
+                break
+            if progress["received"] >= total and not asked:
+                # Everything is stored: review it now rather than wait for the batch or idle trigger.
+                _call(client, "POST", "/v1/review", json={})
+                asked = True
+            if time.monotonic() > deadline:
+                fail(f"timed out after {timeout:.0f}s: {progress}")
+            time.sleep(0.5)
+    out.print(f"all {total} turns reviewed and indexed")
+
+
+@app.command()
+def recall(
+    query: str,
+    agent: Annotated[str, typer.Option("--agent", help="agent_id")],
+    user: Annotated[str, typer.Option("--user", help="user_id")],
+    k: Annotated[int, typer.Option("-k", min=1, max=100)] = 10,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Ranked memories of one scope for a query."""
+    settings = _settings()
+    params: dict[str, Any] = {"q": query, "agent_id": agent, "user_id": user, "k": k}
+    if as_of:
+        params["as_of"] = as_of
+    with _http(settings) as client:
+        body = _call(client, "GET", "/v1/recall", params=params)
+    if as_json:
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+        return
+    table = Table("score", "kind", "text", "turns", "session", "valid_from")
+    for r in body["results"]:
+        table.add_row(
+            f"{r['score']:.3f}",
+            r["kind"],
+            r["text"],
+            ", ".join(r["source_turn_ids"]),
+            r["session_id"] or "",
+            r["valid_from"] or "",
+        )
+    out.print(table)
+
+
+@app.command()
+def stats(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Counts: episodes by status, batches, reviews, outbox lag, stream depth and dead letters."""
+    settings = _settings()
+    with _http(settings) as client:
+        body = _call(client, "GET", "/v1/stats")
+    if as_json:
+        sys.stdout.write(json.dumps(body) + "\n")
+        return
+    out.print_json(data=body)
+
+
+@app.command()
+def review(
+    agent: Annotated[str | None, typer.Option("--agent")] = None,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    full: Annotated[bool, typer.Option(help="full review (with clustering) instead of a light one")] = False,
+    wait: Annotated[
+        bool, typer.Option(help="return once the reviews ran and their results are indexed")
+    ] = False,
+    timeout: float = 600.0,
+) -> None:
+    """Review whatever is pending now (all scopes, or one), without waiting for a trigger."""
+    if (agent is None) != (user is None):
+        fail("--agent and --user go together")
+    settings = _settings()
+    with _http(settings) as client:
+        body = _call(client, "POST", "/v1/review", json={"agent_id": agent, "user_id": user, "full": full})
+        batch_ids = body["batch_ids"]
+        out.print(f"dispatched {len(batch_ids)} review batch(es)")
+        if wait and batch_ids:
+            deadline = time.monotonic() + timeout
+            while True:
+                p = _call(client, "POST", "/v1/progress", json={"batch_ids": batch_ids})
+                if p["batches"]["done"] >= len(batch_ids) and p["outbox_pending"] == 0:
+                    break
+                if time.monotonic() > deadline:
+                    fail(f"timed out after {timeout:.0f}s: {p}")
+                time.sleep(0.5)
+            out.print("reviewed and indexed")
+
+
+@app.command()
+def reindex() -> None:
+    """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing)."""
+    settings = _settings()
+    with _http(settings) as client:
+        body = _call(client, "POST", "/v1/reindex")
+    out.print(f"queued {body['queued']} points; removed {body['orphans_deleted']} orphan points")
+
+
+@bench_app.command("ingest")
+def bench_ingest(
+    n: Annotated[int, typer.Option(help="turns per measurement")] = 5000,
+    rounds: Annotated[int, typer.Option(help="interleaved rounds of each measurement")] = 3,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """write_memory latency against a raw XADD of the same payload, and pipelined throughput."""
+    from pipeline.bench.ingest import run_ingest_bench
+
+    run_ingest_bench(_settings(), n=n, rounds=rounds, write=write, console=out)
+
+
+def main() -> None:
+    try:
+        app()
+    except HindsightError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

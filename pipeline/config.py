@@ -1,0 +1,110 @@
+"""The one Settings object. Read once per process (`get_settings`) and passed down."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+STREAM_TURNS = "hindsight:turns"
+STREAM_DEAD = "hindsight:dead"
+SCHEDULER_GROUP = "scheduler"
+
+# Embedded servers listen on their own ports so they never collide with a system Redis/PostgreSQL.
+EMBEDDED_REDIS_PORT = 6390
+EMBEDDED_POSTGRES_PORT = 5440
+
+
+class EmbeddingSettings(BaseModel):
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = Field(64, ge=1, le=4096)
+    torch_threads: int = Field(0, ge=0, description="0 = let torch decide")
+    dimension: int = 384
+
+
+class LLMSettings(BaseModel):
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    timeout_s: float = 20.0
+
+
+class PolicySettings(BaseModel):
+    batch_size: int = Field(30, ge=1, description="episodes not yet through a full review that trigger one")
+    idle_s: float = Field(
+        600.0, gt=0, description="seconds without a new turn before a session is light-reviewed"
+    )
+    max_batch: int = Field(500, ge=1, description="most episodes claimed into one batch")
+
+
+class CelerySettings(BaseModel):
+    # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
+    visibility_timeout_s: int = Field(900, ge=1)
+    # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
+    restore_interval_s: int = Field(10, ge=1)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_nested_delimiter="__", extra="ignore")
+
+    # None = embedded (started by `hindsight up` under data_dir).
+    database_url: str | None = None
+    redis_url: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: SecretStr | None = None
+    qdrant_collection: str = "hindsight_memories"
+
+    data_dir: Path = Path(".hindsight")
+    embedded_redis_port: int = EMBEDDED_REDIS_PORT
+    embedded_postgres_port: int = EMBEDDED_POSTGRES_PORT
+    api_host: str = "127.0.0.1"
+    api_port: int = 8700
+    api_url: str = "http://127.0.0.1:8700"
+    flower_port: int = 5555
+    flower_user: str = "admin"
+    flower_password: SecretStr = SecretStr("hindsight")
+
+    log_level: str = "INFO"
+    log_json: bool | None = None  # None: JSON when stderr is not a terminal
+
+    stream_turns: str = STREAM_TURNS
+    stream_dead: str = STREAM_DEAD
+    scheduler_group: str = SCHEDULER_GROUP
+    scheduler_read_count: int = Field(500, ge=1)
+    scheduler_block_ms: int = Field(1000, ge=1)
+    # An entry delivered to a scheduler that has not acked it for this long is taken over by another.
+    scheduler_claim_idle_ms: int = Field(60_000, ge=100)
+    scheduler_tick_s: float = Field(1.0, gt=0)
+    # A batch not finished this long after dispatch is sent again by the reconcile job.
+    batch_stuck_s: float = Field(1200.0, gt=0)
+    reconcile_every_s: float = Field(60.0, gt=0)
+    indexer_poll_s: float = Field(2.0, gt=0)
+    indexer_batch: int = Field(256, ge=1)
+
+    max_request_bytes: int = 4 * 1024 * 1024
+
+    policy: PolicySettings = PolicySettings()
+    celery: CelerySettings = CelerySettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    llm: LLMSettings = LLMSettings()
+
+    @property
+    def embedded_qdrant_path(self) -> Path:
+        return self.data_dir / "qdrant"
+
+    @property
+    def db_url(self) -> str:
+        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        return self.database_url or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
+
+    @property
+    def broker_url(self) -> str:
+        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        return self.redis_url or f"redis://127.0.0.1:{self.embedded_redis_port}/0"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,43 @@
+"""One error tree. Adapters translate vendor exceptions into these at the edge."""
+
+from __future__ import annotations
+
+
+class HindsightError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(HindsightError):
+    """The configuration cannot work (missing URL, bad value)."""
+
+
+class PermanentError(HindsightError):
+    """Retrying will not help: the input or the state is wrong."""
+
+
+class InvalidTurn(PermanentError):
+    """A turn or stream entry failed validation. `reason` names what is wrong."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotFound(PermanentError):
+    """The thing asked for does not exist (or is not visible to the caller)."""
+
+
+class RetryableError(HindsightError):
+    """An upstream is down, slow or rate limited; the same call may succeed later."""
+
+
+class StoreUnavailable(RetryableError):
+    """PostgreSQL cannot be reached."""
+
+
+class QueueUnavailable(RetryableError):
+    """Redis cannot be reached."""
+
+
+class IndexUnavailable(RetryableError):
+    """The vector index cannot be reached."""

@@ -1,0 +1,59 @@
+"""The ports the use cases depend on. Adapters live in pipeline/adapters/."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPoint:
+    """A point to write to the vector index. `id` is a deterministic UUID string (see `point_id`)."""
+
+    id: str
+    vector: Sequence[float]
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHit:
+    id: str
+    score: float  # cosine similarity in [-1, 1]
+    payload: dict[str, Any]
+
+
+class VectorIndex(Protocol):
+    """A cosine-similarity index of memory points with a payload; filters on agent_id and user_id.
+
+    Every write is idempotent: upserting the same id twice or deleting a missing id is not an error.
+    """
+
+    def upsert(self, points: Sequence[IndexPoint]) -> None: ...
+
+    def delete(self, point_ids: Sequence[str]) -> None: ...
+
+    def search(
+        self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int
+    ) -> list[IndexHit]: ...
+
+    def ids(self) -> set[str]:
+        """Every point id in the index (for reconcile and tests; O(n))."""
+        ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Embedder(Protocol):
+    """Text to L2-normalised float32 vectors, shape (len(texts), dimension)."""
+
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vector: ...

@@ -1,0 +1,57 @@
+"""Recall, first cut: dense search over the caller's episodes, re-checked against PostgreSQL.
+
+The index may lag the store (outbox) or hold a point whose episode has since gone cold or been
+forgotten, so hits are hydrated from PostgreSQL and anything no longer recallable is dropped.
+Score = cosine relevance x weight x source trust (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pipeline.adapters.postgres.repository import EPISODE, Repository
+from pipeline.models import Hit
+from pipeline.ports import Embedder, VectorIndex
+
+SOURCE_TRUST = {"user": 1.0, "tool": 0.9, "agent": 0.7, "external": 0.7}
+# Over-fetch so that hits dropped during hydration do not leave the caller short.
+OVERFETCH = 3
+
+
+def recall(
+    query: str,
+    *,
+    agent_id: str,
+    user_id: str,
+    k: int,
+    repo: Repository,
+    index: VectorIndex,
+    embedder: Embedder,
+    as_of: datetime | None = None,
+) -> list[Hit]:
+    """The k most relevant recallable memories of one scope; with `as_of`, only what existed then."""
+    vector = embedder.embed([query])[0]
+    hits = index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=k * OVERFETCH)
+    episode_ids = [int(h.payload["ref_id"]) for h in hits if h.payload.get("kind") == EPISODE]
+    rows = repo.episodes_by_id(episode_ids, agent_id=agent_id, user_id=user_id)
+    results: list[Hit] = []
+    for h in hits:
+        row = rows.get(int(h.payload.get("ref_id", -1)))
+        if row is None or (as_of is not None and row.ts > as_of):
+            continue
+        relevance = max(h.score, 0.0)
+        results.append(
+            Hit(
+                id=f"{EPISODE}:{row.id}",
+                kind="episode",
+                text=row.content,
+                score=relevance * row.weight * SOURCE_TRUST.get(row.source, 0.7),
+                weight=row.weight,
+                valid_from=row.ts,
+                valid_to=None,
+                source_turn_ids=(row.turn_id,),
+                session_id=row.session_id,
+            )
+        )
+    results.sort(key=lambda hit: hit.score, reverse=True)
+    return results[:k]

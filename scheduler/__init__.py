@@ -1,0 +1,1 @@
+"""The stream consumer that turns turns into episodes and episodes into review batches."""

@@ -1,0 +1,193 @@
+"""The scheduler process: stream -> episodes -> batches -> Celery. Several may run side by side.
+
+Per loop: take over entries a dead scheduler left unacked (XAUTOCLAIM), read new ones, validate
+(bad ones to the dead-letter stream with a reason), insert good ones idempotently, XACK only after
+the commit; then, every tick, ask the pure policy what to review and claim+dispatch it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.redis_stream import Entry, TurnStream
+from pipeline.errors import InvalidTurn, RetryableError
+from pipeline.logging import get_logger
+from pipeline.models import SessionEnd, Turn
+from pipeline.validation import decode_stream_fields, parse_event
+from scheduler.policy import Dispatch, decide
+
+log = get_logger(__name__)
+
+Dispatcher = Callable[[int], None]  # sends review_batch(batch_id)
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    group: str
+    read_count: int
+    block_ms: int
+    claim_idle_ms: int
+    tick_s: float
+    batch_size: int
+    idle_s: float
+    max_batch: int
+    trim_every_s: float = 30.0
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+class SchedulerRunner:
+    def __init__(
+        self,
+        *,
+        repo: Repository,
+        stream: TurnStream,
+        dispatch: Dispatcher,
+        config: RunnerConfig,
+        clock: Callable[[], datetime],
+        consumer: str | None = None,
+    ) -> None:
+        self.repo = repo
+        self.stream = stream
+        self.dispatch = dispatch
+        self.config = config
+        self.clock = clock
+        self.consumer = consumer or consumer_name()
+        self.stop_event = threading.Event()
+        self._last_tick = 0.0
+        self._last_claim = 0.0
+        self._last_trim = 0.0
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        log.info("scheduler.started", consumer=self.consumer, group=self.config.group)
+        backoff = 0.5
+        recover_own = True  # after a start or an error, first finish what this consumer was given
+        while not self.stop_event.is_set():
+            try:
+                if recover_own:
+                    self.stream.ensure_group(self.config.group)
+                    self.process(
+                        self.stream.read(
+                            self.config.group,
+                            self.consumer,
+                            count=self.config.read_count,
+                            block_ms=0,
+                            pending=True,
+                        )
+                    )
+                    recover_own = False
+                self.step()
+                backoff = 0.5
+            except RetryableError as exc:
+                log.warning("scheduler.retry", error=str(exc)[:300], backoff_s=backoff)
+                recover_own = True
+                self.stop_event.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+        log.info("scheduler.stopped", consumer=self.consumer)
+
+    def step(self) -> None:
+        now = time.monotonic()
+        if now - self._last_claim >= self.config.claim_idle_ms / 2000:
+            self._last_claim = now
+            claimed = self.stream.autoclaim(
+                self.config.group,
+                self.consumer,
+                min_idle_ms=self.config.claim_idle_ms,
+                count=self.config.read_count,
+            )
+            if claimed:
+                log.warning("scheduler.autoclaimed", entries=len(claimed))
+                self.process(claimed)
+        entries = self.stream.read(
+            self.config.group, self.consumer, count=self.config.read_count, block_ms=self.config.block_ms
+        )
+        self.process(entries)
+        now = time.monotonic()
+        if now - self._last_tick >= self.config.tick_s:
+            self._last_tick = now
+            self.tick()
+        if now - self._last_trim >= self.config.trim_every_s:
+            self._last_trim = now
+            self.stream.trim_acknowledged(self.config.group)
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def process(self, entries: Sequence[Entry]) -> int:
+        """Validate and store entries; ack them. Returns the number of new episodes."""
+        if not entries:
+            return 0
+        now = self.clock()
+        turns: list[Turn] = []
+        ends: list[SessionEnd] = []
+        good_ids: list[str] = []
+        for entry_id, raw in entries:
+            try:
+                event = parse_event(decode_stream_fields(raw), now=now, require_ts=True)
+            except InvalidTurn as exc:
+                self.stream.dead_letter(entry_id, raw, exc.reason)
+                self.stream.ack(self.config.group, [entry_id])
+                log.warning("scheduler.dead_letter", entry_id=entry_id, reason=exc.reason)
+                continue
+            (turns if isinstance(event, Turn) else ends).append(event)  # type: ignore[arg-type]
+            good_ids.append(entry_id)
+        inserted = self.repo.ingest(_dedupe(turns), ends) if good_ids else 0
+        # Only now is every good entry safe in PostgreSQL; a crash before this line re-delivers them.
+        self.stream.ack(self.config.group, good_ids)
+        if good_ids:
+            log.debug("scheduler.ingested", entries=len(good_ids), new_episodes=inserted)
+        return inserted
+
+    def tick(self) -> list[int]:
+        """Run the policy over the backlog; claim and dispatch what it decides. Returns batch ids."""
+        decisions = decide(
+            self.repo.backlog(),
+            now=self.clock(),
+            batch_size=self.config.batch_size,
+            idle_s=self.config.idle_s,
+        )
+        return self.claim_and_dispatch(decisions)
+
+    def claim_and_dispatch(self, decisions: Sequence[Dispatch], *, min_full: int | None = None) -> list[int]:
+        batch_ids: list[int] = []
+        for d in decisions:
+            min_count = (self.config.batch_size if min_full is None else min_full) if d.kind == "full" else 1
+            batch_id = self.repo.claim(d, min_count=min_count, limit=self.config.max_batch)
+            if batch_id is None:
+                continue  # another scheduler got there first
+            self.dispatch(batch_id)
+            batch_ids.append(batch_id)
+            log.info(
+                "scheduler.dispatched",
+                batch_id=batch_id,
+                kind=d.kind,
+                trigger=d.trigger,
+                agent_id=d.scope.agent_id,
+                user_id=d.scope.user_id,
+                session_id=d.session_id,
+            )
+        if batch_ids:
+            self.repo.mark_dispatched(batch_ids, self.clock())
+        return batch_ids
+
+
+def _dedupe(turns: list[Turn]) -> list[Turn]:
+    # One INSERT cannot touch the same turn_id twice; the first occurrence wins, like ON CONFLICT.
+    seen: set[str] = set()
+    out: list[Turn] = []
+    for t in turns:
+        if t.turn_id not in seen:
+            seen.add(t.turn_id)
+            out.append(t)
+    return out

@@ -1,0 +1,43 @@
+"""hindsight.review_batch: one batch through the review use case."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from celery import Task
+
+from pipeline.errors import RetryableError
+from pipeline.logging import get_logger
+from pipeline.review import review_batch as review_use_case
+from pipeline.validation import utcnow
+from tasks import deps
+from tasks.app import REVIEW_TASK, app
+
+log = get_logger(__name__)
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+@app.task(name=REVIEW_TASK, bind=True, max_retries=None, acks_late=True)
+def review_batch(self: Task, batch_id: int) -> None:
+    try:
+        report = review_use_case(
+            int(batch_id), repo=deps.repository(), embedder=deps.embedder(), clock=utcnow, worker=WORKER
+        )
+    except RetryableError as exc:
+        # Upstream trouble (PostgreSQL down...): try again later with backoff, nothing is lost meanwhile.
+        delay = min(2 ** min(self.request.retries, 6), 60)
+        log.warning("review.retry", batch_id=batch_id, error=str(exc)[:300], retry_in_s=delay)
+        raise self.retry(exc=exc, countdown=delay) from exc
+    if report is None:
+        log.info("review.skipped", batch_id=batch_id, reason="already done or unknown")
+        return
+    log.info(
+        "review.done",
+        batch_id=report.batch_id,
+        kind=report.kind,
+        trigger=report.trigger,
+        applied=report.applied,
+        **report.counts,
+        **{f"{k}_ms": v for k, v in report.timings_ms.items()},
+    )
