@@ -14,6 +14,9 @@ def configure_logging(level: str = "INFO", json: bool | None = None) -> None:
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     )
     logging.basicConfig(level=level.upper(), stream=sys.stderr, format="%(message)s", force=True)
+    # Chatty at INFO and never what an operator is looking for.
+    for name in ("httpx", "httpcore", "alembic", "urllib3"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
