@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+import redis
 from rich.console import Console
 from rich.table import Table
 
@@ -18,6 +19,7 @@ from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.bench.report import write_section
 from pipeline.client import MemoryClient
 from pipeline.config import Settings
+from pipeline.errors import QueueUnavailable
 from pipeline.models import Turn
 from pipeline.validation import encode_event, utcnow
 
@@ -41,10 +43,16 @@ def _timed(n: int, call: Callable[[int], object]) -> list[float]:
 def run_ingest_bench(
     settings: Settings, *, n: int, rounds: int, write: bool, console: Console
 ) -> dict[str, float]:
+    raw = connect(settings.broker_url)
+    try:
+        raw.ping()
+    except redis.RedisError as exc:
+        raise QueueUnavailable(
+            f"cannot reach Redis at {settings.broker_url} ({exc}): start `hindsight up` or set HINDSIGHT_REDIS_URL"
+        ) from exc
     stream_key = f"hindsight:bench:{uuid.uuid4().hex[:8]}"
     bench_settings = settings.model_copy(update={"stream_turns": stream_key})
     client = MemoryClient(bench_settings)
-    raw = connect(settings.broker_url)
     raw_stream = TurnStream(raw, stream_key, settings.stream_dead)
     payload = encode_event(
         Turn("t", "bench-agent", "bench-user", "s1", "user", CONTENT, utcnow(), "user", {"topic": "food"})

@@ -83,7 +83,11 @@ BAD: list[tuple[str, Any, str]] = [
         f"content: {MAX_CONTENT_BYTES + 2} bytes, more than {MAX_CONTENT_BYTES}",
     ),
     ("NUL in content", turn_fields(content="before\x00after"), "content: contains a NUL character"),
-    ("lone surrogate in content", turn_fields(content="a\ud800b"), "content: not valid UTF-8 (lone surrogate)"),
+    (
+        "lone surrogate in content",
+        turn_fields(content="a\ud800b"),
+        "content: not valid UTF-8 (lone surrogate)",
+    ),
     ("int content", turn_fields(content=42), "content: must be a string, got int"),
     ("list content", turn_fields(content=["hi"]), "content: must be a string, got list"),
     # ts
@@ -95,7 +99,11 @@ BAD: list[tuple[str, Any, str]] = [
     ("int ts", turn_fields(ts=1714557600), "ts: must be an ISO-8601 string, got int"),
     ("list ts", turn_fields(ts=["2024-05-01T10:00:00+00:00"]), "ts: must be an ISO-8601 string, got list"),
     # role and source
-    ("unknown role", turn_fields(role="admin"), "role: must be one of user, assistant, tool, system, got 'admin'"),
+    (
+        "unknown role",
+        turn_fields(role="admin"),
+        "role: must be one of user, assistant, tool, system, got 'admin'",
+    ),
     ("no role", turn_fields(role=DROP), "role: missing"),
     ("role None", turn_fields(role=None), "role: missing"),
     ("int role", turn_fields(role=1), "role: must be a string, got int"),
@@ -122,7 +130,11 @@ BAD: list[tuple[str, Any, str]] = [
     ("core not bool", turn_fields(metadata={"core": "yes"}), "metadata.core: must be true or false"),
     ("core as 1", turn_fields(metadata={"core": 1}), "metadata.core: must be true or false"),
     ("entity not str", turn_fields(metadata={"entity": 3}), "metadata.entity: must be a string"),
-    ("memory_type not str", turn_fields(metadata={"memory_type": None}), "metadata.memory_type: must be a string"),
+    (
+        "memory_type not str",
+        turn_fields(metadata={"memory_type": None}),
+        "metadata.memory_type: must be a string",
+    ),
     ("unknown space", turn_fields(metadata={"space": "public"}), "metadata.space: must be one of private"),
     ("priority 0", turn_fields(metadata={"priority": 0}), "metadata.priority: must be an integer 1..9"),
     ("priority 10", turn_fields(metadata={"priority": 10}), "metadata.priority: must be an integer 1..9"),
@@ -165,7 +177,11 @@ BAD: list[tuple[str, Any, str]] = [
         "metadata: larger than 16384 bytes",
     ),
     ("NUL in metadata", turn_fields(metadata={"note": "a\x00b"}), "metadata: contains a NUL character"),
-    ("escaped NUL in metadata text", turn_fields(metadata='{"note": "a\\u0000b"}'), "metadata: contains a NUL"),
+    (
+        "escaped NUL in metadata text",
+        turn_fields(metadata='{"note": "a\\u0000b"}'),
+        "metadata: contains a NUL",
+    ),
     ("metadata not serialisable", turn_fields(metadata={"when": NOW}), "metadata: not serialisable as JSON"),
     # JSON text that PostgreSQL's jsonb refuses must not get past validation (the scheduler would crash on it)
     ("NaN in metadata text", turn_fields(metadata='{"x": NaN}'), "metadata: not serialisable as JSON"),
@@ -432,54 +448,87 @@ def test_a_session_end_survives_the_stream(end: SessionEnd) -> None:
 # -- fuzz: nothing but InvalidTurn ever comes out ----------------------------------------------------
 
 _FIELD_NAMES = ("v", "kind", "agent_id", "user_id", "session_id", "turn_id", "role", "content", "ts", "source")
-_VALID_TEXT: dict[str, st.SearchStrategy[str]] = {
-    "v": st.sampled_from(["1", "2", ""]),
-    "kind": st.sampled_from(["turn", "session_end", "", "Turn"]),
-    "agent_id": _ids,
-    "user_id": _ids,
-    "session_id": _ids,
-    "turn_id": _ids,
-    "role": st.sampled_from([*ROLES, "admin", ""]),
-    "source": st.sampled_from([*SOURCES, "robot", ""]),
-    "content": st.text(max_size=60),
-    "ts": st.one_of(_aware.map(datetime.isoformat), st.text(alphabet="0123456789-:+TZ. W", max_size=32)),
-}
+_ALL_FIELDS = (*_FIELD_NAMES, "metadata")
+
+# A valid entry to start from (cheap to draw), so that mutations reach every rule, not just the first one.
+_valid_entry = st.fixed_dictionaries(
+    {
+        "agent_id": st.sampled_from(["agent-1", "é", "a" * MAX_ID_CHARS]),
+        "user_id": st.sampled_from(["user-1", "用户"]),
+        "session_id": st.sampled_from(["sess-1", "s:1/2"]),
+        "turn_id": st.sampled_from(["turn-1", "jsonl-0123"]),
+        "role": st.sampled_from(ROLES),
+        "content": st.sampled_from(["hi", " x ", "é" * (MAX_CONTENT_BYTES // 2)]),
+        "ts": st.sampled_from(["2024-05-01T10:00:00+00:00", "1900-01-01T00:00:00Z", "2200-12-31T23:59:59-23:59"]),
+    },
+    optional={
+        "v": st.just("1"),
+        "kind": st.sampled_from(["turn", "session_end"]),
+        "source": st.sampled_from(SOURCES),
+        "metadata": st.sampled_from(["{}", '{"core":true,"priority":3}', '{"space":"shared"}']),
+    },
+)
+# Replacement values for any field: wrong types, near misses, and text that trips the deeper rules.
 _json_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10)),
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6)),
     lambda children: st.one_of(
-        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=5), children, max_size=3)
+        st.lists(children, max_size=3), st.dictionaries(st.sampled_from(sorted(_KNOWN_KEYS)), children, max_size=3)
     ),
-    max_leaves=12,
+    max_leaves=8,
 )
-_VALID_TEXT["metadata"] = st.one_of(
-    _json_values.map(json.dumps),  # NaN, Infinity, escapes, nesting, non-objects
-    st.dictionaries(st.sampled_from(sorted(_KNOWN_KEYS)), _json_values, max_size=3).map(json.dumps),
-    st.text(max_size=40),
-)
+_TRICKY = [
+    "",
+    " ",
+    "1",
+    "2",
+    "turn",
+    "session_end",
+    "user",
+    "a b",
+    "a\x00b",
+    "a\ud800b",
+    "\x85",
+    "\u2028",
+    "2024-05-01T10:00:00",
+    "2024-05-01T10:00:00+24:00",
+    "1899-12-31T23:59:59+00:00",
+    "2201-01-01T00:00:00Z",
+    "2024-05-01T10:00:00+00:00:30.5",
+    "ZZ",
+    '{"x": NaN}',
+    '{"x": -Infinity}',
+    '{"x": 1e400}',
+    '{"x": "\\ud800"}',
+    '{"x": "\\u0000"}',
+    '{"priority": 1.0}',
+    '{"core": 1}',
+    "[" * 2000,
+    '{"a":' + "[" * 2000 + "]" * 2000 + "}",
+    "x" * (MAX_CONTENT_BYTES + 1),
+]
 _junk = st.one_of(
-    st.text(),
+    st.sampled_from(_TRICKY),
+    st.text(max_size=12),
     st.integers(),
     st.none(),
-    st.lists(st.one_of(st.text(max_size=10), st.integers(), st.none()), max_size=3),
+    st.lists(st.one_of(st.integers(), st.text(max_size=4)), max_size=2),
+    _json_values.map(json.dumps),
 )
 _fuzz_dicts = st.builds(
-    lambda known, extra: {**extra, **known},
-    st.fixed_dictionaries({}, optional={k: st.one_of(s, s, _junk) for k, s in _VALID_TEXT.items()}),
-    st.dictionaries(st.one_of(st.sampled_from(_FIELD_NAMES), st.text(max_size=8)), _junk, max_size=4),
+    lambda base, changes: {**base, **changes},
+    _valid_entry,
+    st.dictionaries(st.one_of(st.sampled_from(_ALL_FIELDS), st.text(max_size=4)), _junk, min_size=1, max_size=3),
+)
+_junk_bytes = st.one_of(
+    st.binary(max_size=12),
+    st.sampled_from(_TRICKY).map(lambda t: t.encode("utf-8", "surrogatepass")),
+    _json_values.map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")),
 )
 _fuzz_bytes = st.builds(
-    lambda known, extra: {**extra, **known},
-    st.fixed_dictionaries(
-        {},
-        optional={
-            k.encode(): st.one_of(s.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=40))
-            for k, s in _VALID_TEXT.items()
-        },
-    ),
+    lambda base, changes: {**{k.encode(): v.encode() for k, v in base.items()}, **changes},
+    _valid_entry,
     st.dictionaries(
-        st.one_of(st.sampled_from(_FIELD_NAMES).map(str.encode), st.binary(max_size=8)),
-        st.binary(max_size=40),
-        max_size=4,
+        st.one_of(st.sampled_from(_ALL_FIELDS).map(str.encode), st.binary(max_size=4)), _junk_bytes, min_size=1, max_size=3
     ),
 )
 
