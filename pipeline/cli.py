@@ -203,11 +203,12 @@ def recall(
     user: Annotated[str, typer.Option("--user", help="user_id")],
     k: Annotated[int, typer.Option("-k", min=1, max=100)] = 10,
     as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
+    history: Annotated[bool, typer.Option("--history", help="include what newer facts superseded")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Ranked memories of one scope for a query."""
     settings = _settings()
-    params: dict[str, Any] = {"q": query, "agent_id": agent, "user_id": user, "k": k}
+    params: dict[str, Any] = {"q": query, "agent_id": agent, "user_id": user, "k": k, "history": history}
     if as_of:
         params["as_of"] = as_of
     with _http(settings) as client:
@@ -224,6 +225,42 @@ def recall(
             ", ".join(r["source_turn_ids"]),
             r["session_id"] or "",
             r["valid_from"] or "",
+        )
+    out.print(table)
+
+
+@app.command()
+def facts(
+    agent: Annotated[str, typer.Option("--agent", help="agent_id")],
+    user: Annotated[str, typer.Option("--user", help="user_id")],
+    entity: Annotated[str | None, typer.Option("--entity")] = None,
+    attribute: Annotated[str | None, typer.Option("--attribute")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
+    history: Annotated[bool, typer.Option("--history", help="every version, retracted ones too")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Fact chains: what is true now, what was true at a time, and how it changed."""
+    settings = _settings()
+    params: dict[str, Any] = {"agent_id": agent, "user_id": user, "history": history}
+    for key, value in (("entity", entity), ("attribute", attribute), ("as_of", as_of)):
+        if value is not None:
+            params[key] = value
+    with _http(settings) as client:
+        body = _call(client, "GET", "/v1/facts", params=params)
+    if as_json:
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+        return
+    table = Table("entity", "attribute", "value", "valid_from", "valid_to", "source", "turns", "retracted")
+    for f in body["facts"]:
+        table.add_row(
+            f["entity"],
+            f["attribute"],
+            f["value"],
+            f["valid_from"],
+            f["valid_to"] or "",
+            f["source"],
+            ", ".join(f["turn_ids"]),
+            f["retracted_at"] or "",
         )
     out.print(table)
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from pipeline.adapters.llm import LLMSettings
+
 STREAM_TURNS = "hindsight:turns"
 STREAM_DEAD = "hindsight:dead"
 SCHEDULER_GROUP = "scheduler"
@@ -24,19 +26,28 @@ class EmbeddingSettings(BaseModel):
     dimension: int = 384
 
 
-class LLMSettings(BaseModel):
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    model: str = "gpt-4o-mini"
-    timeout_s: float = 20.0
-
-
 class PolicySettings(BaseModel):
     batch_size: int = Field(30, ge=1, description="episodes not yet through a full review that trigger one")
     idle_s: float = Field(
         600.0, gt=0, description="seconds without a new turn before a session is light-reviewed"
     )
     max_batch: int = Field(500, ge=1, description="most episodes claimed into one batch")
+
+
+class ReviewSettings(BaseModel):
+    """Quality thresholds and weights (DESIGN §2): < cold_below -> cold, > keep_above -> kept, the band
+    between -> the LLM judge when configured (keep if its score > judge_keep_above), else the rule score
+    (keep if >= band_keep_at)."""
+
+    dedup_threshold: float = Field(0.95, gt=0, le=1)
+    cold_below: float = Field(0.3, ge=0, le=1)
+    keep_above: float = Field(0.7, ge=0, le=1)
+    band_keep_at: float = Field(0.5, ge=0, le=1)
+    judge_keep_above: float = Field(0.5, ge=0, le=1)
+    weight_density: float = Field(0.35, ge=0)
+    weight_timeliness: float = Field(0.15, ge=0)
+    weight_uniqueness: float = Field(0.2, ge=0)
+    weight_actionability: float = Field(0.3, ge=0)
 
 
 class CelerySettings(BaseModel):
@@ -87,8 +98,9 @@ class Settings(BaseSettings):
 
     policy: PolicySettings = PolicySettings()
     celery: CelerySettings = CelerySettings()
-    embedding: EmbeddingSettings = EmbeddingSettings()
+    review: ReviewSettings = ReviewSettings()
     llm: LLMSettings = LLMSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
 
     @property
     def embedded_qdrant_path(self) -> Path:

@@ -85,3 +85,104 @@ class Hit:
             "source_turn_ids": list(self.source_turn_ids),
             "session_id": self.session_id,
         }
+
+
+# -- review: quality -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QualityScore:
+    """Why a turn was kept or sent cold. Every dimension is in [0, 1]."""
+
+    density: float  # information per token: names, numbers, dates, content words vs filler
+    timeliness: float  # how long it stays true: identity/preferences high, "right now" low
+    uniqueness: float  # 1 - max cosine with the scope's kept memories
+    actionability: float  # preferences, constraints, instructions, corrections
+    rule_score: float  # weighted combination, before trust
+    trust: float  # source trust (user 1.0, tool 0.9, agent 0.7, external 0.7)
+    total: float  # rule_score x trust
+    reasons: tuple[str, ...] = ()  # short tags a person can read ("greeting", "has_number", ...)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "density": round(self.density, 4),
+            "timeliness": round(self.timeliness, 4),
+            "uniqueness": round(self.uniqueness, 4),
+            "actionability": round(self.actionability, 4),
+            "rule_score": round(self.rule_score, 4),
+            "trust": self.trust,
+            "total": round(self.total, 4),
+            "reasons": list(self.reasons),
+        }
+
+
+# -- review: facts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FactCandidate:
+    """A fact stated by one turn, before it is reconciled with the chain of (scope, entity, attribute)."""
+
+    entity: str
+    attribute: str
+    value: str
+    valid_from: datetime  # the turn's event time
+    source: str  # user | agent | tool | external
+    confidence: float
+    turn_ids: tuple[str, ...]
+    # A correction ("actually it's X, not Y") says the current value was never true: it is retracted in
+    # system time instead of closed in valid time.
+    correction: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionHint:
+    """A correction that names values but not the attribute ("不对，是杭州不是苏州"): resolved against open facts."""
+
+    new_value: str
+    old_value: str | None
+    valid_from: datetime
+    source: str
+    confidence: float
+    turn_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FactVersion:
+    """One stored version of a chain. Retracted versions are kept for history but are never current."""
+
+    id: int
+    entity: str
+    attribute: str
+    value: str
+    valid_from: datetime
+    valid_to: datetime | None
+    source: str
+    confidence: float
+    turn_ids: tuple[str, ...]
+    retracted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A version to insert. `supersedes` names a version this one retracts (system-time replacement)."""
+
+    candidate: FactCandidate
+    valid_from: datetime
+    valid_to: datetime | None
+    supersedes: int | None = None
+    retracted: bool = False  # lost a tie: stored for history, never current
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What to do to one chain; the repository applies it in one transaction."""
+
+    close: tuple[tuple[int, datetime], ...] = ()  # (version id, valid_to)
+    retract: tuple[int, ...] = ()  # version ids the first inserted version supersedes
+    insert: tuple[NewVersion, ...] = ()
+    add_provenance: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (version id, turn ids)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.close or self.retract or self.insert or self.add_provenance)

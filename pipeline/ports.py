@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from pipeline.models import FactCandidate, QualityScore
+
+if TYPE_CHECKING:
+    from pipeline.adapters.postgres.review_writes import BatchEpisode
 
 Vector = npt.NDArray[np.float32]
 
@@ -17,7 +22,7 @@ class IndexPoint:
     """A point to write to the vector index. `id` is a deterministic UUID string (see `point_id`)."""
 
     id: str
-    vector: Sequence[float]
+    vector: Sequence[float] | Vector
     payload: dict[str, Any] = field(default_factory=dict)
 
 
@@ -57,3 +62,13 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> Vector: ...
+
+
+class ReviewLLM(Protocol):
+    """What a review asks of the optional LLM. Both return None on any failure, and the rules decide then."""
+
+    def judge(self, content: str, role: str, rule: QualityScore, stats: dict[str, int]) -> float | None:
+        """A keep score in [0, 1] for a turn the rules scored in the uncertain band."""
+        ...
+
+    def facts(self, episode: BatchEpisode, stats: dict[str, int]) -> list[FactCandidate] | None: ...

@@ -28,12 +28,13 @@ def recall(
     index: VectorIndex,
     embedder: Embedder,
     as_of: datetime | None = None,
+    history: bool = False,
 ) -> list[Hit]:
     """The k most relevant recallable memories of one scope; with `as_of`, only what existed then."""
     vector = embedder.embed([query])[0]
     hits = index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=k * OVERFETCH)
     episode_ids = [int(h.payload["ref_id"]) for h in hits if h.payload.get("kind") == EPISODE]
-    rows = repo.episodes_by_id(episode_ids, agent_id=agent_id, user_id=user_id)
+    rows = repo.episodes_by_id(episode_ids, agent_id=agent_id, user_id=user_id, as_of=as_of, history=history)
     results: list[Hit] = []
     for h in hits:
         row = rows.get(int(h.payload.get("ref_id", -1)))
@@ -49,7 +50,7 @@ def recall(
                 weight=row.weight,
                 valid_from=row.ts,
                 valid_to=None,
-                source_turn_ids=(row.turn_id,),
+                source_turn_ids=(row.turn_id, *row.merged_turn_ids),
                 session_id=row.session_id,
             )
         )

@@ -1,8 +1,10 @@
 """The review use case: what a Celery worker does with one batch.
 
-For now (the walking pipeline) a review embeds the batch's turns once and keeps them; quality,
-conflicts and clustering deepen it in later stages. Idempotent on batch_id: a second delivery of a
-finished batch does nothing, and a delivery racing another loses cleanly in `complete_review`.
+embed once -> score quality -> fold near-duplicates -> extract facts -> (the repository) reconcile
+fact chains and write everything in one transaction. Only episodes no review has seen yet are
+scored; a full review also sees light-reviewed ones (for clustering) without judging them twice.
+Idempotent on batch_id: a second delivery of a finished batch does nothing, and a delivery racing
+another loses cleanly in `complete_review`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline.adapters.embedder import to_blob
+from pipeline import dedup, fact_extraction, quality
+from pipeline.adapters.embedder import from_blob, to_blob
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.ports import Embedder
+from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
+from pipeline.models import CorrectionHint, FactCandidate
+from pipeline.ports import Embedder, ReviewLLM, Vector
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    dedup_threshold: float = 0.95
+    cold_below: float = 0.3
+    keep_above: float = 0.7
+    band_keep_at: float = 0.5
+    judge_keep_above: float = 0.5
+    weights: quality.QualityWeights = field(default_factory=quality.QualityWeights)
+    scope_memory_limit: int = 20_000  # most recent kept memories a batch is compared against
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,38 +49,148 @@ def review_batch(
     repo: Repository,
     embedder: Embedder,
     clock: Callable[[], datetime],
+    config: ReviewConfig | None = None,
+    llm: ReviewLLM | None = None,
     worker: str = "",
 ) -> ReviewReport | None:
     """Review one batch. Returns None when the batch is already done or unknown."""
+    config = config or ReviewConfig()
     started_at = clock()
     batch = repo.start_batch(batch_id, started_at)
     if batch is None:
         return None
+    timings: dict[str, float] = {}
     episodes = repo.batch_episodes(batch)
-    to_embed = [ep for ep in episodes if not ep.has_embedding]
 
     t0 = time.perf_counter()
-    vectors = embedder.embed([ep.content for ep in to_embed])
-    embed_ms = (time.perf_counter() - t0) * 1000
-    embeddings = {ep.id: to_blob(vec) for ep, vec in zip(to_embed, vectors, strict=True)}
+    to_embed = [ep for ep in episodes if ep.embedding is None]
+    fresh = embedder.embed([ep.content for ep in to_embed])
+    vectors: dict[int, Vector] = {ep.id: vec for ep, vec in zip(to_embed, fresh, strict=True)}
+    vectors.update({ep.id: from_blob(ep.embedding) for ep in episodes if ep.embedding is not None})
+    timings["embed"] = _ms(t0)
 
-    counts = {"episodes": len(episodes), "embedded": len(embeddings), "kept": len(episodes)}
+    stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
+    new = [ep for ep in episodes if ep.status == "pending"]
     t1 = time.perf_counter()
-    applied = repo.complete_review(
-        batch,
-        embeddings=embeddings,
-        now=clock(),
-        started_at=started_at,
-        counts=counts,
-        timings_ms={"embed": round(embed_ms, 2)},
-        worker=worker,
+    kept_before = repo.scope_memories(
+        batch.agent_id, batch.user_id, exclude=[ep.id for ep in episodes], limit=config.scope_memory_limit
     )
-    write_ms = (time.perf_counter() - t1) * 1000
+    plan = dedup.plan(
+        [dedup.Memory(ep.id, ep.ts, vectors[ep.id]) for ep in new],
+        kept_before,
+        threshold=config.dedup_threshold,
+    )
+    merged_into = dedup.resolve_chains(plan.merges)
+    timings["dedup"] = _ms(t1)
+
+    t2 = time.perf_counter()
+    decisions: list[EpisodeDecision] = []
+    candidates: list[FactCandidate] = []
+    hints: list[CorrectionHint] = []
+    survivors = set(merged_into.values())
+    for ep in new:
+        if ep.id in survivors:
+            # The newer wording of a memory: its similarity to what it replaces is no reason to drop it,
+            # so it is judged on its own content.
+            decision = _assess(ep, 0.0, None, config, llm, stats)
+        else:
+            decision = _assess(
+                ep, plan.max_similarity.get(ep.id, 0.0), merged_into.get(ep.id), config, llm, stats
+            )
+        decisions.append(decision)
+        if decision.status != "cold":  # noise states no facts; a merged restatement still adds provenance
+            extracted = _facts(ep, llm, stats)
+            candidates.extend(extracted.facts)
+            hints.extend(extracted.corrections)
+    timings["score"] = _ms(t2)
+
+    new_ids = {ep.id for ep in new}
+    kept_ids = {d.id for d in decisions if d.status == "kept"}
+    counts = {
+        "episodes": len(episodes),
+        "new": len(new),
+        "embedded": len(to_embed),
+        "kept": sum(d.status == "kept" for d in decisions),
+        "cold": sum(d.status == "cold" for d in decisions),
+        "merged": sum(d.status == "merged" for d in decisions),
+        "merged_existing": sum(
+            1 for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
+        ),
+        **stats,
+    }
+    t3 = time.perf_counter()
+    write = ReviewWrite(
+        embeddings={i: to_blob(v) for i, v in vectors.items() if i in {ep.id for ep in to_embed}},
+        decisions=decisions,
+        # A kept memory is folded into a newer wording only if that wording was itself kept.
+        outside_merges={
+            loser: s for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
+        },
+        facts=sorted(candidates, key=lambda c: (c.valid_from, c.turn_ids)),
+        hints=hints,
+    )
+    applied, fact_counts = repo.complete_review(
+        batch, write, now=clock(), started_at=started_at, counts=counts, timings_ms=timings, worker=worker
+    )
+    timings["write"] = _ms(t3)
     return ReviewReport(
         batch_id=batch.id,
         kind=batch.kind,
         trigger=batch.trigger,
         applied=applied,
-        counts=counts,
-        timings_ms={"embed": round(embed_ms, 2), "write": round(write_ms, 2)},
+        counts={**counts, **fact_counts},
+        timings_ms=timings,
     )
+
+
+def _assess(
+    ep: BatchEpisode,
+    max_similarity: float,
+    merged_into: int | None,
+    config: ReviewConfig,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+) -> EpisodeDecision:
+    score = quality.score_turn(
+        ep.content, role=ep.role, source=ep.source, max_similarity=max_similarity, weights=config.weights
+    )
+    if merged_into is not None:
+        return EpisodeDecision(ep.id, "merged", score.to_json() | {"why": "duplicate"}, merged_into, ep.core)
+    decision, why = quality.decide_keep(
+        score,
+        core=ep.core,
+        cold_below=config.cold_below,
+        keep_above=config.keep_above,
+        band_keep_at=config.band_keep_at,
+    )
+    if decision == "judge":
+        verdict = llm.judge(ep.content, ep.role, score, stats) if llm is not None else None
+        if verdict is None:  # no LLM, or it failed: the rule score decides (the adapter counted the fallback)
+            decision, why = quality.band_decision(score.total, config.band_keep_at), "rule_band"
+        else:
+            stats["judged"] += 1
+            decision, why = (
+                ("keep" if verdict > config.judge_keep_above else "cold"),
+                f"llm_judge:{verdict:.2f}",
+            )
+    status = "kept" if decision == "keep" else "cold"
+    return EpisodeDecision(ep.id, status, score.to_json() | {"why": why}, None, ep.core)
+
+
+def _facts(ep: BatchEpisode, llm: ReviewLLM | None, stats: dict[str, int]) -> fact_extraction.Extraction:
+    extracted = fact_extraction.extract(
+        ep.content, role=ep.role, source=ep.source, ts=ep.ts, turn_id=ep.turn_id, metadata=ep.metadata
+    )
+    if llm is None or ep.role != "user":
+        return extracted
+    from_llm = llm.facts(ep, stats)
+    if from_llm is None:
+        return extracted
+    # Rules and metadata are authoritative for the attributes they found; the LLM fills in the rest.
+    known = {(f.entity, f.attribute) for f in extracted.facts}
+    extra = tuple(f for f in from_llm if (f.entity, f.attribute) not in known)
+    return fact_extraction.Extraction(facts=extracted.facts + extra, corrections=extracted.corrections)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)

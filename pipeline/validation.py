@@ -85,10 +85,15 @@ def parse_metadata(value: Any) -> dict[str, Any]:
     try:
         if _depth(value) > MAX_METADATA_DEPTH:
             raise InvalidTurn(f"metadata: nested deeper than {MAX_METADATA_DEPTH} levels")
-        encoded = json.dumps(value, ensure_ascii=False)
+        # allow_nan=False: NaN and Infinity are not JSON, and PostgreSQL's jsonb refuses them.
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (RecursionError, TypeError, ValueError):
         raise InvalidTurn("metadata: not serialisable as JSON") from None
-    if len(encoded.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidTurn("metadata: not valid UTF-8 (lone surrogate)") from None
+    if size > MAX_METADATA_BYTES:
         raise InvalidTurn(f"metadata: larger than {MAX_METADATA_BYTES} bytes")
     if "\x00" in encoded or "\\u0000" in encoded:
         raise InvalidTurn("metadata: contains a NUL character")

@@ -1,13 +1,19 @@
-"""Per-process dependencies of the tasks, built once on first use."""
+"""Per-process dependencies of the tasks, built once on first use (after the worker forked, if it does)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from pipeline import quality
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.redis_stream import connect
 from pipeline.config import get_settings
+from pipeline.llm_review import ClientReviewLLM
+from pipeline.ports import ReviewLLM
+from pipeline.review import ReviewConfig
 
 
 @lru_cache(maxsize=1)
@@ -18,3 +24,28 @@ def repository() -> Repository:
 @lru_cache(maxsize=1)
 def embedder() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(get_settings().embedding)
+
+
+@lru_cache(maxsize=1)
+def review_llm() -> ReviewLLM | None:
+    settings = get_settings()
+    client = make_client(settings.llm, redis_client=connect(settings.broker_url))
+    return None if client is None else ClientReviewLLM(client)
+
+
+@lru_cache(maxsize=1)
+def review_config() -> ReviewConfig:
+    r = get_settings().review
+    return ReviewConfig(
+        dedup_threshold=r.dedup_threshold,
+        cold_below=r.cold_below,
+        keep_above=r.keep_above,
+        band_keep_at=r.band_keep_at,
+        judge_keep_above=r.judge_keep_above,
+        weights=quality.QualityWeights(
+            density=r.weight_density,
+            timeliness=r.weight_timeliness,
+            uniqueness=r.weight_uniqueness,
+            actionability=r.weight_actionability,
+        ),
+    )

@@ -16,19 +16,32 @@ from tasks.app import REVIEW_TASK, app
 
 log = get_logger(__name__)
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
+# Deliveries of one batch (first run, redeliveries, reconcile) before it is marked failed.
+MAX_ATTEMPTS = 5
 
 
 @app.task(name=REVIEW_TASK, bind=True, max_retries=None, acks_late=True)
 def review_batch(self: Task, batch_id: int) -> None:
     try:
         report = review_use_case(
-            int(batch_id), repo=deps.repository(), embedder=deps.embedder(), clock=utcnow, worker=WORKER
+            int(batch_id),
+            repo=deps.repository(),
+            embedder=deps.embedder(),
+            clock=utcnow,
+            config=deps.review_config(),
+            llm=deps.review_llm(),
+            worker=WORKER,
         )
     except RetryableError as exc:
         # Upstream trouble (PostgreSQL down...): try again later with backoff, nothing is lost meanwhile.
         delay = min(2 ** min(self.request.retries, 6), 60)
         log.warning("review.retry", batch_id=batch_id, error=str(exc)[:300], retry_in_s=delay)
         raise self.retry(exc=exc, countdown=delay) from exc
+    except Exception as exc:
+        # A bug or bad data: keep the reason on the batch; the reconcile job retries it a few times.
+        gave_up = deps.repository().fail_batch(int(batch_id), repr(exc), max_attempts=MAX_ATTEMPTS)
+        log.exception("review.failed", batch_id=batch_id, gave_up=gave_up)
+        raise
     if report is None:
         log.info("review.skipped", batch_id=batch_id, reason="already done or unknown")
         return

@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-import uuid
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from pipeline.adapters.vector_checks import canonical_id, checked_array
 from pipeline.errors import IndexUnavailable
 from pipeline.ports import IndexHit, IndexPoint, Vector
 
@@ -35,14 +35,14 @@ class InMemoryVectorIndex:
 
     def upsert(self, points: Sequence[IndexPoint]) -> None:
         # Validate the whole batch first so a bad point leaves nothing half-written, as on the server.
-        batch = [(_canonical_id(p.id), _unit(p.vector, self.dimension), p.payload) for p in points]
+        batch = [(canonical_id(p.id), _unit(p.vector, self.dimension), p.payload) for p in points]
         self._check_available()
         for point_id, vector, payload in batch:
             self._vectors[point_id] = vector
             self._payloads[point_id] = copy.deepcopy(payload)
 
     def delete(self, point_ids: Sequence[str]) -> None:
-        ids = [_canonical_id(i) for i in point_ids]
+        ids = [canonical_id(i) for i in point_ids]
         self._check_available()
         for point_id in ids:
             self._vectors.pop(point_id, None)
@@ -130,16 +130,7 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return (digest >> 1) % dimension, 1.0 if digest & 1 else -1.0
 
 
-def _canonical_id(point_id: str) -> str:
-    # Qdrant stores ids as UUIDs and returns them canonical; do the same so the fake cannot drift.
-    return str(uuid.UUID(point_id))
-
-
-def _unit(vector: Sequence[float], dimension: int) -> Vector:
-    array = np.asarray(vector, dtype=np.float32)
-    if array.shape != (dimension,):
-        raise ValueError(f"expected a vector of shape ({dimension},), got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError("vector has NaN or infinite components")
+def _unit(vector: Sequence[float] | Vector, dimension: int) -> Vector:
+    array = checked_array(vector, dimension)
     norm = float(np.linalg.norm(array))
     return array / norm if norm > 0 else array.copy()

@@ -11,7 +11,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 from qdrant_edge import (
     CountRequest,
     Distance,
@@ -29,6 +28,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
+from pipeline.adapters.vector_checks import as_vector, canonical_id
 from pipeline.errors import ConfigError, IndexUnavailable
 from pipeline.ports import IndexHit, IndexPoint
 
@@ -66,7 +66,7 @@ class EdgeVectorIndex:
         if not points:
             return
         batch = [
-            Point(_canonical_id(p.id), _as_vector(p.vector, self.dimension), dict(p.payload)) for p in points
+            Point(canonical_id(p.id), as_vector(p.vector, self.dimension), dict(p.payload)) for p in points
         ]
         with self._lock, _translated("upsert"):
             self._shard.update(UpdateOperation.upsert_points(batch))
@@ -77,13 +77,13 @@ class EdgeVectorIndex:
     def delete(self, point_ids: Sequence[str]) -> None:
         if not point_ids:
             return
-        ids: list[int | uuid.UUID | str] = [_canonical_id(i) for i in point_ids]
+        ids: list[int | uuid.UUID | str] = [canonical_id(i) for i in point_ids]
         with self._lock, _translated("delete"):
             self._shard.update(UpdateOperation.delete_points(ids))
             self._shard.flush()
 
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
-        query = _as_vector(vector, self.dimension)
+        query = as_vector(vector, self.dimension)
         if limit < 1:
             return []
         request = QueryRequest(
@@ -145,21 +145,6 @@ def _scope_filter(agent_id: str, user_id: str) -> Filter:
             FieldCondition(key="user_id", match=MatchValue(user_id)),
         ]
     )
-
-
-def _canonical_id(point_id: str) -> str:
-    # The engine stores UUIDs, not strings, and hands back the canonical lower-case form.
-    return str(uuid.UUID(point_id))
-
-
-def _as_vector(vector: Sequence[float], dimension: int) -> list[float]:
-    array = np.asarray(vector, dtype=np.float32)
-    if array.shape != (dimension,):
-        raise ValueError(f"expected a vector of shape ({dimension},), got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError("vector has NaN or infinite components")
-    values: list[float] = array.tolist()
-    return values
 
 
 @contextmanager

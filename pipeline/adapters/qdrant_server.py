@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import numpy as np
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
+from pipeline.adapters.vector_checks import as_vector, canonical_id
 from pipeline.errors import ConfigError, IndexUnavailable, PermanentError
 from pipeline.ports import IndexHit, IndexPoint
 
@@ -70,7 +69,7 @@ class ServerVectorIndex:
             return
         batch = [
             models.PointStruct(
-                id=_canonical_id(p.id), vector=_as_vector(p.vector, self.dimension), payload=dict(p.payload)
+                id=canonical_id(p.id), vector=as_vector(p.vector, self.dimension), payload=dict(p.payload)
             )
             for p in points
         ]
@@ -81,12 +80,12 @@ class ServerVectorIndex:
     def delete(self, point_ids: Sequence[str]) -> None:
         if not point_ids:
             return
-        selector = models.PointIdsList(points=[_canonical_id(i) for i in point_ids])
+        selector = models.PointIdsList(points=[canonical_id(i) for i in point_ids])
         with _translated("delete"):
             self.client.delete(self.collection, points_selector=selector, wait=True)
 
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
-        query = _as_vector(vector, self.dimension)
+        query = as_vector(vector, self.dimension)
         if limit < 1:
             return []
         with _translated("search"):
@@ -164,21 +163,6 @@ def _scope_filter(agent_id: str, user_id: str) -> models.Filter:
             models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id)),
         ]
     )
-
-
-def _canonical_id(point_id: str) -> str:
-    # The server stores UUIDs and returns the canonical lower-case form; match it on the way in.
-    return str(uuid.UUID(point_id))
-
-
-def _as_vector(vector: Sequence[float], dimension: int) -> list[float]:
-    array = np.asarray(vector, dtype=np.float32)
-    if array.shape != (dimension,):
-        raise ValueError(f"expected a vector of shape ({dimension},), got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError("vector has NaN or infinite components")
-    values: list[float] = array.tolist()
-    return values
 
 
 @contextmanager

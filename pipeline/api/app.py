@@ -136,7 +136,9 @@ def recall(
     user_id: Annotated[str, Query(min_length=1)],
     k: Annotated[int, Query(ge=1, le=100)] = 10,
     as_of: str | None = None,
+    history: bool = False,
 ) -> dict[str, Any]:
+    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     hits = recall_use_case(
         q,
@@ -147,8 +149,25 @@ def recall(
         index=deps.index,
         embedder=deps.embedder,
         as_of=when,
+        history=history,
     )
     return {"results": [h.to_json() for h in hits]}
+
+
+@router.get("/v1/facts")
+def get_facts(
+    deps: Deps,
+    agent_id: Annotated[str, Query(min_length=1)],
+    user_id: Annotated[str, Query(min_length=1)],
+    entity: str | None = None,
+    attribute: str | None = None,
+    as_of: str | None = None,
+    history: bool = False,
+) -> dict[str, Any]:
+    """What is true now (or was true at `as_of`); with `history`, every version of every chain."""
+    when = parse_ts(as_of, field_name="as_of") if as_of else None
+    rows = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, as_of=when, history=history)
+    return {"facts": rows}
 
 
 @router.post("/v1/review", status_code=202)

@@ -64,6 +64,7 @@ class WorkerProcess:
     """A real `hindsight worker` process (Celery, solo pool) that tests may SIGKILL and restart."""
 
     log_dir: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     log_path: Path = field(init=False)
@@ -71,7 +72,7 @@ class WorkerProcess:
     def start(self, timeout: float = 120.0) -> None:
         self.starts += 1
         self.log_path = self.log_dir / f"worker-{self.starts}.log"
-        env = {**os.environ, **WORKER_ENV}
+        env = {**os.environ, **WORKER_ENV, **self.extra_env}
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel=INFO"],

@@ -103,7 +103,14 @@ def test_session_end_over_http_reviews_the_session(stack: Stack) -> None:
 
 def test_reindex_rebuilds_the_index_from_postgres_without_duplicates(stack: Stack) -> None:
     stack.start_scheduler()
-    ids = [stack.client.write_memory("agent-a", "ana", "s1", "user", f"fact number {i}") for i in range(5)]
+    facts = [
+        "I live in Porto.",
+        "My sister Marta is a pilot.",
+        "I'm allergic to shellfish.",
+        "My budget is 900 euros.",
+        "I play the cello on Thursdays.",
+    ]
+    ids = [stack.client.write_memory("agent-a", "ana", "s1", "user", f) for f in facts]
     stack.client.end_session("agent-a", "ana", "s1")
     stack.wait_indexed(ids)
     orphan = str(uuid.uuid4())

@@ -66,8 +66,12 @@ def test_turns_flow_from_write_memory_to_recall(stack: Stack) -> None:
         ("full", "batch_size", 30, "done")
     ]
     (counts,) = _q(stack.repo, "SELECT counts FROM reviews")[0]
-    assert counts == {"episodes": 30, "embedded": 30, "kept": 30}
-    assert stack.index.count() == 30
+    assert (counts["episodes"], counts["new"], counts["embedded"]) == (30, 30, 30)
+    assert counts["kept"] + counts["cold"] + counts["merged"] == 30
+    # Every fact was kept; the index holds exactly what the review kept.
+    kept = {t for (t,) in _q(stack.repo, "SELECT turn_id FROM episodes WHERE status = 'kept'")}
+    assert kept >= {f"ana-s1-{i}" for i in range(len(FACTS))}
+    assert stack.index.count() == len(kept) == counts["kept"]
 
 
 def test_recall_never_crosses_scopes(stack: Stack) -> None:
@@ -237,8 +241,11 @@ def test_two_schedulers_never_dispatch_the_same_episodes(stack: Stack) -> None:
     assert _q(stack.repo, "SELECT count(*), count(DISTINCT batch_id) FROM reviews") == [
         (len(rows), len(rows))
     ]
-    assert _q(stack.repo, "SELECT count(*) FROM episodes WHERE status = 'kept'") == [(360,)]
-    assert stack.index.count() == 360
+    assert _q(
+        stack.repo, "SELECT count(*) FROM episodes WHERE reviewed_at IS NULL OR status = 'pending'"
+    ) == [(0,)]
+    (kept,) = _q(stack.repo, "SELECT count(*) FROM episodes WHERE status = 'kept'")[0]
+    assert stack.index.count() == kept
 
 
 def test_entries_left_by_a_dead_scheduler_are_taken_over(stack: Stack) -> None:
@@ -302,8 +309,8 @@ def test_a_worker_killed_mid_batch_finishes_the_batch_after_restart(
     stack.wait_indexed(ids, timeout=120)
     assert _q(stack.repo, "SELECT status, attempts FROM batches WHERE id = :b", b=batch_id) == [("done", 2)]
     assert _q(stack.repo, "SELECT count(*) FROM reviews WHERE batch_id = :b", b=batch_id) == [(1,)]
-    assert _q(
-        stack.repo, "SELECT count(*) FROM episodes WHERE status = 'kept' AND embedding IS NOT NULL"
-    ) == [(400,)]
-    assert stack.index.count() == 400
+    reviewed = "SELECT count(*) FROM episodes WHERE status <> 'pending' AND embedding IS NOT NULL"
+    assert _q(stack.repo, reviewed) == [(400,)]
+    (kept,) = _q(stack.repo, "SELECT count(*) FROM episodes WHERE status = 'kept'")[0]
+    assert stack.index.count() == kept
     assert json.loads(json.dumps(stack.repo.stats()))["outbox"]["pending"] == 0

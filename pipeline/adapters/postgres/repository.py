@@ -8,10 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Engine, and_, case, delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from pipeline.adapters.embedder import from_blob
+from pipeline.adapters.postgres import fact_chains
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
+from pipeline.adapters.postgres.review_writes import BatchEpisode, ReviewWrite, write_review
 from pipeline.adapters.postgres.tables import (
     batches,
     episodes,
@@ -20,6 +23,7 @@ from pipeline.adapters.postgres.tables import (
     semantic_memories,
     sessions,
 )
+from pipeline.dedup import Memory
 from pipeline.models import Scope, SessionEnd, Turn
 from pipeline.ports import IndexPoint
 from pipeline.vector_ids import point_id
@@ -43,17 +47,10 @@ class BatchInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchEpisode:
-    id: int
-    turn_id: str
-    content: str
-    has_embedding: bool
-
-
-@dataclass(frozen=True, slots=True)
 class EpisodeRow:
     id: int
     turn_id: str
+    merged_turn_ids: tuple[str, ...]
     session_id: str
     content: str
     ts: datetime
@@ -253,47 +250,62 @@ class Repository:
     def batch_episodes(self, batch: BatchInfo) -> list[BatchEpisode]:
         e = episodes
         column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
-        q = select(e.c.id, e.c.turn_id, e.c.content, e.c.embedding.is_not(None)).where(column == batch.id)
+        q = select(
+            e.c.id,
+            e.c.turn_id,
+            e.c.session_id,
+            e.c.role,
+            e.c.source,
+            e.c.content,
+            e.c.ts,
+            e.c.metadata,
+            e.c.status,
+            e.c.embedding,
+        ).where(column == batch.id)
         with translate_errors(), self.engine.connect() as conn:
-            return [BatchEpisode(*r) for r in conn.execute(q.order_by(e.c.id))]
+            return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]
+
+    def scope_memories(
+        self, agent_id: str, user_id: str, *, exclude: Sequence[int], limit: int
+    ) -> list[Memory]:
+        """The scope's kept, embedded episodes (most recent `limit`), for de-duplication and uniqueness."""
+        e = episodes
+        q = (
+            select(e.c.id, e.c.ts, e.c.embedding)
+            .where(
+                e.c.agent_id == agent_id,
+                e.c.user_id == user_id,
+                e.c.status == "kept",
+                e.c.embedding.is_not(None),
+                e.c.id.not_in(list(exclude) or [-1]),
+            )
+            .order_by(e.c.ts.desc(), e.c.id.desc())
+            .limit(limit)
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            return [Memory(r.id, r.ts, from_blob(r.embedding)) for r in conn.execute(q)]
 
     def complete_review(
         self,
         batch: BatchInfo,
+        write: ReviewWrite,
         *,
-        embeddings: dict[int, bytes],
         now: datetime,
         started_at: datetime,
         counts: dict[str, int],
         timings_ms: dict[str, float],
         worker: str,
-    ) -> bool:
-        """Write a review's results in one transaction. False if another delivery already finished it."""
+    ) -> tuple[bool, dict[str, int]]:
+        """Write a review's results in one transaction. (False, {}) if another delivery already finished it."""
         b, e = batches, episodes
         with translate_errors(), self._sessions.begin() as s:
             status = s.scalar(select(b.c.status).where(b.c.id == batch.id).with_for_update())
             if status is None or status == "done":
-                return False
-            if embeddings:
-                s.execute(
-                    update(e).where(e.c.id == bindparam("eid"), e.c.embedding.is_(None)),
-                    [{"eid": k, "embedding": v} for k, v in embeddings.items()],
-                    execution_options={"synchronize_session": False},
-                )
+                return False, {}
             column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
-            ids = list(
-                s.scalars(
-                    update(e)
-                    .where(column == batch.id)
-                    .values(
-                        status=func.coalesce(func.nullif(e.c.status, "pending"), "kept"),
-                        reviewed_at=now,
-                    )
-                    .returning(e.c.id)
-                )
-            )
-            if ids:
-                s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in ids])
+            member_ids = list(s.scalars(select(e.c.id).where(column == batch.id)))
+            fact_counts = write_review(s, batch.agent_id, batch.user_id, member_ids, write, now)
+            s.execute(update(e).where(column == batch.id).values(reviewed_at=now))
             s.execute(
                 pg_insert(reviews)
                 .values(
@@ -304,7 +316,7 @@ class Repository:
                     trigger=batch.trigger,
                     started_at=started_at,
                     finished_at=now,
-                    counts=counts,
+                    counts={**counts, **fact_counts},
                     timings_ms=timings_ms,
                     worker=worker,
                 )
@@ -313,12 +325,25 @@ class Repository:
             s.execute(update(b).where(b.c.id == batch.id).values(status="done", finished_at=now, error=None))
             # Delivered on commit only, so the indexer never wakes for work it cannot see.
             s.execute(text("SELECT pg_notify(:c, :p)"), {"c": OUTBOX_CHANNEL, "p": str(batch.id)})
-            return True
+            return True, fact_counts
 
-    def fail_batch(self, batch_id: int, error: str) -> None:
+    def fail_batch(self, batch_id: int, error: str, *, max_attempts: int) -> bool:
+        """Record why a review failed; after `max_attempts` the batch is marked failed and left alone.
+
+        Returns True when the batch was given up on.
+        """
         b = batches
         with translate_errors(), self._sessions.begin() as s:
-            s.execute(update(b).where(b.c.id == batch_id, b.c.status != "done").values(error=error[:2000]))
+            status = s.scalar(
+                update(b)
+                .where(b.c.id == batch_id, b.c.status != "done")
+                .values(
+                    error=error[:2000],
+                    status=case((b.c.attempts >= max_attempts, "failed"), else_=b.c.status),
+                )
+                .returning(b.c.status)
+            )
+            return status == "failed"
 
     # -- indexing -------------------------------------------------------------------------------
 
@@ -364,7 +389,7 @@ class Repository:
                     upserts.append(
                         IndexPoint(
                             id=point_id(EPISODE, r.id),
-                            vector=_vector(r.embedding),
+                            vector=from_blob(r.embedding).tolist(),
                             payload={
                                 "kind": EPISODE,
                                 "ref_id": r.id,
@@ -411,14 +436,67 @@ class Repository:
 
     # -- recall ---------------------------------------------------------------------------------
 
-    def episodes_by_id(self, ids: Sequence[int], *, agent_id: str, user_id: str) -> dict[int, EpisodeRow]:
-        """Current rows for recall hits, limited to the caller's scope and what may be recalled."""
-        e = episodes
-        q = select(
-            e.c.id, e.c.turn_id, e.c.session_id, e.c.content, e.c.ts, e.c.source, e.c.status, e.c.weight
-        ).where(e.c.id.in_(list(ids)), e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.status == "kept")
+    def episodes_by_id(
+        self,
+        ids: Sequence[int],
+        *,
+        agent_id: str,
+        user_id: str,
+        as_of: datetime | None = None,
+        history: bool = False,
+    ) -> dict[int, EpisodeRow]:
+        """Current rows for recall hits, limited to the caller's scope and what may be recalled.
+
+        Unless `history`, an episode whose facts were all superseded (closed before `as_of`, or retracted)
+        is left out: it would assert something that is no longer true.
+        """
+        sql = """
+            SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.status, e.weight
+            FROM episodes e
+            WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user AND e.status = 'kept'
+        """
+        if not history:
+            sql += """
+              AND NOT (
+                EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                        AND e.turn_id = ANY(f.turn_ids))
+                AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                        AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL
+                        AND (f.valid_to IS NULL OR f.valid_to > coalesce(:as_of, now())))
+              )
+            """
+        params = {"ids": list(ids), "agent": agent_id, "user": user_id, "as_of": as_of}
         with translate_errors(), self.engine.connect() as conn:
-            return {r.id: EpisodeRow(*r) for r in conn.execute(q)}
+            rows = conn.execute(text(sql), params)
+            return {
+                r.id: EpisodeRow(
+                    r.id,
+                    r.turn_id,
+                    tuple(r.merged_turn_ids or ()),
+                    r.session_id,
+                    r.content,
+                    r.ts,
+                    r.source,
+                    r.status,
+                    r.weight,
+                )
+                for r in rows
+            }
+
+    def facts(
+        self,
+        agent_id: str,
+        user_id: str,
+        *,
+        entity: str | None = None,
+        attribute: str | None = None,
+        as_of: datetime | None = None,
+        history: bool = False,
+    ) -> list[dict[str, Any]]:
+        with translate_errors(), self.engine.connect() as conn:
+            return fact_chains.query_facts(
+                conn, agent_id, user_id, entity=entity, attribute=attribute, as_of=as_of, history=history
+            )
 
     # -- progress and stats ---------------------------------------------------------------------
 
@@ -479,12 +557,6 @@ class Repository:
 def hash_ref(kind: str, ref_id: int) -> int:
     """A stable signed 64-bit advisory-lock key for one point."""
     return (ref_id << 1 | (1 if kind == SEMANTIC else 0)) & 0x7FFF_FFFF_FFFF_FFFF
-
-
-def _vector(blob: bytes) -> list[float]:
-    import numpy as np
-
-    return np.frombuffer(blob, dtype="<f4").tolist()
 
 
 def _unique_sessions(ends: Sequence[SessionEnd]) -> list[SessionEnd]:

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -70,8 +71,13 @@ class Episode(Base):
     source: Mapped[str] = mapped_column(String(16))
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, server_default="{}")
     priority: Mapped[int] = mapped_column(SmallInteger, server_default="2")
-    # pending (not yet reviewed) | kept | cold | forgotten
+    # pending (not yet reviewed) | kept | cold (scored as noise: kept, never recalled by default)
+    # | merged (a near-duplicate folded into `merged_into`) | forgotten
     status: Mapped[str] = mapped_column(String(12), server_default="pending")
+    core: Mapped[bool] = mapped_column(Boolean, server_default="false")  # identity, allergies...: always kept
+    merged_into: Mapped[int | None] = mapped_column(ForeignKey("episodes.id"))
+    # Turn ids of near-duplicates merged into this episode (its provenance beyond its own turn_id).
+    merged_turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, little-endian, normalised
     weight: Mapped[float] = mapped_column(Float, server_default="1.0")
     quality: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
@@ -138,12 +144,27 @@ class Fact(Base):
     valid_from: Mapped[datetime] = mapped_column(TS)
     valid_to: Mapped[datetime | None] = mapped_column(TS)
     recorded_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    # System time: when this version stopped being believed (a correction or a lost tie), and by what.
+    retracted_at: Mapped[datetime | None] = mapped_column(TS)
     superseded_by: Mapped[int | None] = mapped_column(ForeignKey("facts.id"))
     source: Mapped[str] = mapped_column(String(16))
     confidence: Mapped[float] = mapped_column(Float, server_default="1.0")
     turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
 
-    __table_args__ = (Index("ix_facts_chain", "agent_id", "user_id", "entity", "attribute", "valid_from"),)
+    __table_args__ = (
+        Index("ix_facts_chain", "agent_id", "user_id", "entity", "attribute", "valid_from"),
+        # At most one current version per chain, whatever the workers do concurrently.
+        Index(
+            "uq_facts_open_version",
+            "agent_id",
+            "user_id",
+            "entity",
+            "attribute",
+            unique=True,
+            postgresql_where=text("valid_to IS NULL AND retracted_at IS NULL"),
+        ),
+        Index("ix_facts_turn_ids", "turn_ids", postgresql_using="gin"),
+    )
 
 
 class SemanticMemory(Base):

@@ -1,0 +1,188 @@
+"""Fact chains in PostgreSQL: read a chain under its lock, let `pipeline.conflicts` decide, apply the decision.
+
+Every chain (scope, entity, attribute) is serialised by a transaction-scoped advisory lock, and the
+partial unique index `uq_facts_open_version` backs the invariant "at most one current version"
+even if some other writer forgot the lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, text, update
+from sqlalchemy.orm import Session
+
+from pipeline import conflicts
+from pipeline.adapters.postgres.tables import facts
+from pipeline.models import CorrectionHint, FactCandidate, FactVersion, Resolution
+
+
+def chain_lock_key(agent_id: str, user_id: str, entity: str, attribute: str) -> int:
+    digest = hashlib.blake2b(
+        f"{agent_id}\x1f{user_id}\x1f{entity}\x1f{attribute}".encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _version(row: Any) -> FactVersion:
+    return FactVersion(
+        id=row.id,
+        entity=row.entity,
+        attribute=row.attribute,
+        value=row.value,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        source=row.source,
+        confidence=row.confidence,
+        turn_ids=tuple(row.turn_ids or ()),
+        retracted=row.retracted_at is not None,
+    )
+
+
+def load_chain(
+    s: Session | Connection, agent_id: str, user_id: str, entity: str, attribute: str
+) -> list[FactVersion]:
+    f = facts
+    rows = s.execute(
+        select(f)
+        .where(
+            f.c.agent_id == agent_id, f.c.user_id == user_id, f.c.entity == entity, f.c.attribute == attribute
+        )
+        .order_by(f.c.valid_from, f.c.id)
+    )
+    return [_version(r) for r in rows]
+
+
+def open_facts(s: Session, agent_id: str, user_id: str) -> list[FactVersion]:
+    f = facts
+    rows = s.execute(
+        select(f).where(
+            f.c.agent_id == agent_id,
+            f.c.user_id == user_id,
+            f.c.valid_to.is_(None),
+            f.c.retracted_at.is_(None),
+        )
+    )
+    return [_version(r) for r in rows]
+
+
+def apply_candidates(
+    s: Session,
+    agent_id: str,
+    user_id: str,
+    candidates: Sequence[FactCandidate],
+    hints: Sequence[CorrectionHint],
+    now: datetime,
+) -> dict[str, int]:
+    """Reconcile each candidate with its chain, in order. Returns counts for the audit log."""
+    counts = {"facts_opened": 0, "facts_closed": 0, "facts_retracted": 0, "facts_confirmed": 0}
+    if hints:
+        current = open_facts(s, agent_id, user_id)
+        for hint in hints:
+            resolved = conflicts.resolve_hint(current, hint)
+            if resolved is not None:
+                candidates = [*candidates, resolved]
+    for candidate in candidates:
+        s.execute(
+            text("SELECT pg_advisory_xact_lock(:k)"),
+            {"k": chain_lock_key(agent_id, user_id, candidate.entity, candidate.attribute)},
+        )
+        chain = load_chain(s, agent_id, user_id, candidate.entity, candidate.attribute)
+        resolution = conflicts.resolve(chain, candidate)
+        if not resolution.empty:
+            _apply(s, agent_id, user_id, resolution, now, counts)
+    return counts
+
+
+def _apply(
+    s: Session, agent_id: str, user_id: str, r: Resolution, now: datetime, counts: dict[str, int]
+) -> None:
+    f = facts
+    # Close and retract first: the unique index allows one current version at a time.
+    for version_id, valid_to in r.close:
+        s.execute(update(f).where(f.c.id == version_id).values(valid_to=valid_to))
+        counts["facts_closed"] += 1
+    if r.retract:
+        s.execute(update(f).where(f.c.id.in_(r.retract)).values(retracted_at=now))
+        counts["facts_retracted"] += len(r.retract)
+    for new in r.insert:
+        c = new.candidate
+        new_id = s.execute(
+            insert(f)
+            .values(
+                agent_id=agent_id,
+                user_id=user_id,
+                entity=c.entity,
+                attribute=c.attribute,
+                value=c.value,
+                valid_from=new.valid_from,
+                valid_to=new.valid_to,
+                recorded_at=now,
+                retracted_at=now if new.retracted else None,
+                source=c.source,
+                confidence=c.confidence,
+                turn_ids=list(c.turn_ids),
+            )
+            .returning(f.c.id)
+        ).scalar_one()
+        if new.supersedes is not None:
+            s.execute(update(f).where(f.c.id == new.supersedes).values(superseded_by=new_id))
+        if not new.retracted:
+            counts["facts_opened"] += 1
+    for version_id, turn_ids in r.add_provenance:
+        # Append, keeping first-seen order and dropping repeats.
+        s.execute(
+            text(
+                "UPDATE facts SET turn_ids = ARRAY("
+                " SELECT x FROM unnest(turn_ids || CAST(:new AS text[])) WITH ORDINALITY AS t(x, n)"
+                " GROUP BY x ORDER BY min(n)) WHERE id = :id"
+            ),
+            {"new": list(turn_ids), "id": version_id},
+        )
+        counts["facts_confirmed"] += 1
+
+
+def query_facts(
+    conn: Connection,
+    agent_id: str,
+    user_id: str,
+    *,
+    entity: str | None,
+    attribute: str | None,
+    as_of: datetime | None,
+    history: bool,
+) -> list[dict[str, Any]]:
+    """Current facts (or those true at `as_of`); with `history`, every version ever recorded."""
+    f = facts
+    q = select(f).where(f.c.agent_id == agent_id, f.c.user_id == user_id)
+    if entity is not None:
+        q = q.where(f.c.entity == entity)
+    if attribute is not None:
+        q = q.where(f.c.attribute == attribute)
+    if not history:
+        q = q.where(f.c.retracted_at.is_(None))
+        if as_of is None:
+            q = q.where(f.c.valid_to.is_(None))
+        else:
+            q = q.where(f.c.valid_from <= as_of, (f.c.valid_to.is_(None)) | (f.c.valid_to > as_of))
+    rows = conn.execute(q.order_by(f.c.entity, f.c.attribute, f.c.valid_from, f.c.recorded_at, f.c.id))
+    return [
+        {
+            "id": r.id,
+            "entity": r.entity,
+            "attribute": r.attribute,
+            "value": r.value,
+            "valid_from": r.valid_from.isoformat(),
+            "valid_to": r.valid_to.isoformat() if r.valid_to else None,
+            "recorded_at": r.recorded_at.isoformat(),
+            "retracted_at": r.retracted_at.isoformat() if r.retracted_at else None,
+            "superseded_by": r.superseded_by,
+            "source": r.source,
+            "confidence": r.confidence,
+            "turn_ids": list(r.turn_ids or ()),
+        }
+        for r in rows
+    ]

@@ -1,0 +1,121 @@
+"""The write half of a review: episode decisions, merges and facts, inside the caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy.orm import Session
+
+from pipeline.adapters.postgres import fact_chains
+from pipeline.adapters.postgres.tables import episodes, index_outbox
+from pipeline.models import CorrectionHint, FactCandidate
+
+EPISODE = "episode"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchEpisode:
+    id: int
+    turn_id: str
+    session_id: str
+    role: str
+    source: str
+    content: str
+    ts: datetime
+    metadata: dict[str, Any]
+    status: str
+    embedding: bytes | None
+
+    @property
+    def core(self) -> bool:
+        return self.metadata.get("core") is True
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeDecision:
+    id: int
+    status: str  # kept | cold | merged
+    quality: dict[str, Any] | None
+    merged_into: int | None
+    core: bool
+
+
+@dataclass
+class ReviewWrite:
+    embeddings: dict[int, bytes] = field(default_factory=dict)
+    decisions: Sequence[EpisodeDecision] = ()
+    # Kept memories outside the batch that a newer batch turn supersedes as a near-duplicate: loser -> survivor.
+    outside_merges: dict[int, int] = field(default_factory=dict)
+    facts: Sequence[FactCandidate] = ()
+    hints: Sequence[CorrectionHint] = ()
+
+
+def scope_lock_key(agent_id: str, user_id: str) -> int:
+    return fact_chains.chain_lock_key(agent_id, user_id, "\x00scope", "")
+
+
+def write_review(
+    s: Session, agent_id: str, user_id: str, batch_ids: Sequence[int], write: ReviewWrite, now: datetime
+) -> dict[str, int]:
+    """Apply a review's decisions. Returns fact counts. Touched episodes are queued for the indexer."""
+    e = episodes
+    # Two reviews of one scope (a light one and a full one) must not merge into each other's rows at once.
+    s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": scope_lock_key(agent_id, user_id)})
+    if write.embeddings:
+        s.execute(
+            update(e).where(e.c.id == bindparam("eid"), e.c.embedding.is_(None)),
+            [{"eid": k, "embedding": v} for k, v in write.embeddings.items()],
+            execution_options={"synchronize_session": False},
+        )
+    touched: set[int] = set(batch_ids)
+    for d in write.decisions:
+        values: dict[str, Any] = {"status": d.status, "quality": d.quality, "core": d.core}
+        if d.status == "merged":
+            values["merged_into"] = d.merged_into
+        s.execute(update(e).where(e.c.id == d.id, e.c.status == "pending").values(**values))
+    merges = {d.id: d.merged_into for d in write.decisions if d.status == "merged" and d.merged_into}
+    for loser, survivor in write.outside_merges.items():
+        # Re-checked under the scope lock: only a memory that is still kept can be folded away.
+        done = s.execute(
+            update(e)
+            .where(e.c.id == loser, e.c.status == "kept", e.c.core.is_(False))
+            .values(status="merged", merged_into=survivor)
+            .returning(e.c.id)
+        ).first()
+        if done is not None:
+            merges[loser] = survivor
+            touched.add(loser)
+    for loser, survivor in merges.items():
+        _carry_over(s, loser, survivor)
+        touched.add(survivor)
+    counts = fact_chains.apply_candidates(s, agent_id, user_id, write.facts, write.hints, now)
+    if touched:
+        s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in sorted(touched)])
+    return counts
+
+
+def _carry_over(s: Session, loser: int, survivor: int) -> None:
+    """The survivor inherits the loser's provenance and use: its turn ids and access count."""
+    e = episodes
+    old = e.alias("old")
+    s.execute(
+        update(e)
+        .where(e.c.id == survivor)
+        .values(
+            merged_turn_ids=func.array_cat(
+                e.c.merged_turn_ids,
+                select(func.array_prepend(old.c.turn_id, old.c.merged_turn_ids))
+                .where(old.c.id == loser)
+                .scalar_subquery(),
+            ),
+            access_count=e.c.access_count
+            + select(old.c.access_count).where(old.c.id == loser).scalar_subquery(),
+            last_accessed=func.greatest(
+                e.c.last_accessed, select(old.c.last_accessed).where(old.c.id == loser).scalar_subquery()
+            ),
+        )
+    )

@@ -1,0 +1,200 @@
+"""scheduler.policy (when to review what) and pipeline.vector_ids (stable point ids). Both pure."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pipeline.models import Scope
+from pipeline.vector_ids import point_id
+from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog, Trigger, decide, on_demand
+
+NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+BATCH = 30
+IDLE_S = 600.0
+
+ALICE = Scope("agent-1", "alice")
+BOB = Scope("agent-1", "bob")
+CAROL = Scope("agent-2", "alice")  # same user, other agent: a different scope
+
+
+def session(
+    session_id: str = "s1", *, pending: int = 1, idle_s: float = 0.0, ended: bool = False
+) -> SessionBacklog:
+    return SessionBacklog(
+        session_id=session_id,
+        pending_light=pending,
+        last_received_at=NOW - timedelta(seconds=idle_s),
+        ended=ended,
+    )
+
+
+def scope(s: Scope = ALICE, *sessions: SessionBacklog, pending_full: int | None = None) -> ScopeBacklog:
+    """A scope backlog; pending_full defaults to the sessions' pending episodes."""
+    if pending_full is None:
+        pending_full = sum(x.pending_light for x in sessions)
+    return ScopeBacklog(scope=s, pending_full=pending_full, sessions=tuple(sessions))
+
+
+def full(s: Scope, trigger: Trigger = "batch_size") -> Dispatch:
+    return Dispatch(s, "full", trigger)
+
+
+def light(s: Scope, session_id: str, trigger: Trigger) -> Dispatch:
+    return Dispatch(s, "light", trigger, session_id)
+
+
+# -- decide ------------------------------------------------------------------------------------------
+
+DECIDE: list[tuple[str, list[ScopeBacklog], list[Dispatch]]] = [
+    ("no backlog", [], []),
+    ("batch reached", [scope(ALICE, pending_full=BATCH)], [full(ALICE)]),
+    (
+        "batch reached takes the whole scope: no light reviews beside it",
+        [
+            scope(
+                ALICE,
+                session("ended", pending=5, ended=True),
+                session("idle", pending=5, idle_s=IDLE_S * 10),
+                pending_full=BATCH + 5,
+            )
+        ],
+        [full(ALICE)],
+    ),
+    ("one short of the batch", [scope(ALICE, session("s1", pending=BATCH - 1))], []),
+    (
+        "light-reviewed episodes count toward the batch",
+        [scope(ALICE, session("s1", pending=0), pending_full=BATCH)],
+        [full(ALICE)],
+    ),
+    (
+        "ended session with pending episodes",
+        [scope(ALICE, session("s1", pending=3, ended=True))],
+        [light(ALICE, "s1", "session_end")],
+    ),
+    (
+        "ended wins over idle",
+        [scope(ALICE, session("s1", pending=3, ended=True, idle_s=IDLE_S * 2))],
+        [light(ALICE, "s1", "session_end")],
+    ),
+    (
+        "idle exactly idle_s",
+        [scope(ALICE, session("s1", pending=2, idle_s=IDLE_S))],
+        [light(ALICE, "s1", "idle")],
+    ),
+    ("idle one second short", [scope(ALICE, session("s1", pending=2, idle_s=IDLE_S - 1))], []),
+    ("active session", [scope(ALICE, session("s1", pending=2, idle_s=0))], []),
+    ("ended but nothing pending", [scope(ALICE, session("s1", pending=0, ended=True))], []),
+    ("idle but nothing pending", [scope(ALICE, session("s1", pending=0, idle_s=IDLE_S * 10))], []),
+    (
+        "each session on its own",
+        [
+            scope(
+                ALICE,
+                session("ended", pending=1, ended=True),
+                session("idle", pending=1, idle_s=IDLE_S + 1),
+                session("active", pending=1, idle_s=1),
+                session("empty", pending=0, ended=True),
+            )
+        ],
+        [light(ALICE, "ended", "session_end"), light(ALICE, "idle", "idle")],
+    ),
+    (
+        "scopes are independent",
+        [
+            scope(ALICE, session("a1", pending=1, ended=True), pending_full=BATCH),
+            scope(BOB, session("b1", pending=4, ended=True)),
+            scope(CAROL, session("c1", pending=BATCH - 1, idle_s=IDLE_S)),
+            scope(Scope("agent-3", "dave"), session("d1", pending=2)),
+        ],
+        [full(ALICE), light(BOB, "b1", "session_end"), light(CAROL, "c1", "idle")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("backlogs", "expected"), [(b, e) for _, b, e in DECIDE], ids=[n for n, _, _ in DECIDE]
+)
+def test_decide(backlogs: list[ScopeBacklog], expected: list[Dispatch]) -> None:
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == expected
+
+
+def test_decide_uses_the_now_it_is_given() -> None:
+    backlogs = [scope(ALICE, session("s1", pending=1, idle_s=0))]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == []
+    later = NOW + timedelta(seconds=IDLE_S)
+    assert decide(backlogs, now=later, batch_size=BATCH, idle_s=IDLE_S) == [light(ALICE, "s1", "idle")]
+
+
+def test_decide_with_fractional_idle() -> None:
+    backlogs = [scope(ALICE, session("s1", pending=1, idle_s=0.5))]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=0.5) == [light(ALICE, "s1", "idle")]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=0.6) == []
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 100])
+def test_batch_threshold_is_inclusive(batch_size: int) -> None:
+    at = [scope(ALICE, pending_full=batch_size)]
+    below = [scope(ALICE, pending_full=batch_size - 1)]
+    assert decide(at, now=NOW, batch_size=batch_size, idle_s=IDLE_S) == [full(ALICE)]
+    assert decide(below, now=NOW, batch_size=batch_size, idle_s=IDLE_S) == []
+
+
+# -- on_demand ---------------------------------------------------------------------------------------
+
+BACKLOGS = [
+    scope(ALICE, session("a1", pending=2), session("a2", pending=0), session("a3", pending=1, ended=True)),
+    scope(BOB, session("b1", pending=0), pending_full=3),  # only light-reviewed episodes left
+    scope(CAROL, session("c1", pending=0), pending_full=0),  # nothing at all
+]
+
+ON_DEMAND: list[tuple[str, bool, Scope | None, list[Dispatch]]] = [
+    ("full, every scope", True, None, [full(ALICE, "manual"), full(BOB, "manual")]),
+    ("full, one scope", True, BOB, [full(BOB, "manual")]),
+    ("full, a scope with nothing pending", True, CAROL, []),
+    ("full, an unknown scope", True, Scope("nobody", "nobody"), []),
+    ("light, every scope", False, None, [light(ALICE, "a1", "manual"), light(ALICE, "a3", "manual")]),
+    ("light, one scope", False, ALICE, [light(ALICE, "a1", "manual"), light(ALICE, "a3", "manual")]),
+    ("light, a scope with only light-reviewed episodes", False, BOB, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("is_full", "only", "expected"),
+    [(f, s, e) for _, f, s, e in ON_DEMAND],
+    ids=[n for n, _, _, _ in ON_DEMAND],
+)
+def test_on_demand(is_full: bool, only: Scope | None, expected: list[Dispatch]) -> None:
+    assert on_demand(BACKLOGS, full=is_full, scope=only) == expected
+
+
+def test_on_demand_does_not_wait_for_a_trigger() -> None:
+    """An active session below the batch size gets nothing from decide, but a review when asked."""
+    backlogs = [scope(ALICE, session("s1", pending=1, idle_s=0))]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == []
+    assert on_demand(backlogs, full=False) == [light(ALICE, "s1", "manual")]
+    assert on_demand(backlogs, full=True) == [full(ALICE, "manual")]
+
+
+# -- vector point ids --------------------------------------------------------------------------------
+
+
+def test_point_id_is_deterministic() -> None:
+    assert point_id("semantic", 42) == point_id("semantic", 42)
+    # a fixed value: replaying an outbox written by an older process must hit the same point
+    assert point_id("semantic", 42) == "fadcf1cb-b4e8-5ce9-bca0-9261ec2cae30"
+
+
+def test_point_id_differs_by_kind_and_by_id() -> None:
+    ids = {point_id(kind, ref) for kind in ("semantic", "episode") for ref in (0, 1, 2, 10, 11)}
+    assert len(ids) == 10
+
+
+@pytest.mark.parametrize(("kind", "ref_id"), [("semantic", 0), ("episode", 1), ("episode", 2**63 - 1)])
+def test_point_id_is_a_uuid_string(kind: str, ref_id: int) -> None:
+    value = point_id(kind, ref_id)
+    parsed = uuid.UUID(value)
+    assert str(parsed) == value
+    assert parsed.version == 5
