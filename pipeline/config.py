@@ -48,6 +48,13 @@ class ReviewSettings(BaseModel):
     weight_timeliness: float = Field(0.15, ge=0)
     weight_uniqueness: float = Field(0.2, ge=0)
     weight_actionability: float = Field(0.3, ge=0)
+    min_cluster_size: int = Field(3, ge=2, description="HDBSCAN min_cluster_size for full reviews")
+    min_cohesion: float = Field(0.45, ge=0, le=1, description="mean cosine to the centroid a cluster needs")
+    match_cosine: float = Field(
+        0.85, gt=0, le=1, description="centroid cosine that makes a cluster a new version"
+    )
+    member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
+    cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
 
 
 class CelerySettings(BaseModel):

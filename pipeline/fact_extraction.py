@@ -397,6 +397,11 @@ _DIETS: dict[str, str] = {
 _DIET_SRC = "|".join(sorted(map(re.escape, _DIETS), key=len, reverse=True))
 
 
+def _fixed(_raw: str) -> tuple[str, ...]:
+    # For kind="fixed" rules the trigger itself is the value; nothing to normalise.
+    return ()
+
+
 def _diet(raw: str) -> tuple[str, ...]:
     return _one(_DIETS.get(_collapse(raw.lower())))
 
@@ -588,6 +593,15 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("preference", _p(_I + r"(?:(?:really|just|absolutely|totally|truly|actually)\s+)*(?:hate|dislike|detest|loathe|can'?t\s+stand|cannot\s+stand|(?:don'?t|do\s+not)\s+(?:really\s+)?(?:like|enjoy|love)|no\s+longer\s+(?:like|enjoy|love))\s+" + _REST), _preference, kind="keyed", value="dislikes"),
     _Rule("preference", _p(r"我(?:也|很|非常|特别|最|真|还是|一直|都|挺|蛮|超|更)*(?:喜欢|热爱|喜爱|偏爱|钟爱|爱(?!人|死))" + _REST), _preference, kind="keyed", value="likes"),
     _Rule("preference", _p(r"我(?:也|很|非常|特别|真|一直|都|最)*(?:不喜欢|讨厌|不爱|不再喜欢|受不了|反感|厌恶|不太喜欢)" + _REST), _preference, kind="keyed", value="dislikes"),
+    # -- answer_style: how the user wants to be answered (one chain, so a change of mind closes the old) ---
+    _Rule("answer_style", _p(r"\b(?:keep|make)\s+(?:it|them|things|(?:your|the)\s+(?:answers?|replies|reply|responses?))\s+(?:short|brief|concise|to\s+the\s+point)\b"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"\b(?:short|brief|concise|shorter|direct)\s+(?:answers?|replies|responses?)\b"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"\b(?:too|so|very)\s+(?:wordy|verbose|long-winded)\b|\blong\s+(?:answers|replies|responses)\b"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"\b(?:don'?t|do\s+not)\s+(?:like|want|need)\s+(?:long|lengthy|wordy|verbose)\s+(?:answers|replies|responses|explanations)\b"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"\b(?:just|get|cut)\s+(?:get\s+)?(?:to\s+)?the\s+(?:point|chase)\b"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"\b(?:detailed|longer|in-depth|thorough|more\s+detailed)\s+(?:answers?|replies|responses?|explanations?)\b|\bmore\s+details?\b"), _fixed, kind="fixed", value="detailed", guarded=True),
+    _Rule("answer_style", _p(r"(?:简短|简洁|简明|太啰嗦|太长了|说重点|直接说重点|别太长)"), _fixed, kind="fixed", value="short", guarded=True),
+    _Rule("answer_style", _p(r"(?:详细(?:一点|一些|点)?(?:的)?(?:回答|解释|说明)|说详细|讲详细|更详细)"), _fixed, kind="fixed", value="detailed", guarded=True),
     # -- allergies: allergy:<allergen> = allergic ---------------------------------------------------------
     _Rule("allergy", _p(_I_AM + _ADV + r"(?:(?:severely|very|highly|mildly|deathly)\s+)?allergic\s+to\s+" + _REST), _allergens, kind="keyed", value="allergic"),
     _Rule("allergy", _p(_I + r"(?:have|'ve\s+got|got)\s+(?:an?\s+)?(?:(?:severe|mild|serious|bad)\s+)?(?P<v>[^,;]{1,40}?)\s+allergy\b"), _allergens, kind="keyed", value="allergic"),

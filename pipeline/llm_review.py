@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from pipeline.adapters.postgres.review_writes import BatchEpisode
+from pipeline.errors import HindsightError
 from pipeline.llm_tasks import JSONCompleter, extract_facts, judge_quality
+from pipeline.logging import get_logger
 from pipeline.models import FactCandidate, QualityScore
+from pipeline.summarise import llm_summary_prompt
+
+log = get_logger(__name__)
+MAX_SUMMARY_CHARS = 600
+
+
+class _Summary(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    summary: str = Field(min_length=1, max_length=MAX_SUMMARY_CHARS)
 
 
 class ClientReviewLLM:
@@ -25,3 +38,16 @@ class ClientReviewLLM:
             turn_id=episode.turn_id,
             stats=stats,
         )
+
+    def summarise(self, texts: list[str], stats: dict[str, int]) -> str | None:
+        system, user = llm_summary_prompt(texts)
+        stats["llm_calls"] = stats.get("llm_calls", 0) + 1
+        try:
+            answer = self.client.complete_json(system, user, _Summary, max_tokens=200)
+        except HindsightError as exc:
+            stats["llm_failures"] = stats.get("llm_failures", 0) + 1
+            stats["llm_fallbacks"] = stats.get("llm_fallbacks", 0) + 1
+            log.warning("llm.summarise_failed", error=type(exc).__name__)
+            return None
+        text = " ".join(answer.summary.split())
+        return text or None

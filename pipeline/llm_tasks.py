@@ -38,6 +38,7 @@ EXTRACT_MAX_TOKENS = 600
 ALLOWED_ATTRIBUTES = frozenset(
     {
         "location",
+        "answer_style",
         "employer",
         "occupation",
         "name",

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.adapters.postgres.repository import EPISODE, Repository
+from pipeline.adapters.postgres.repository import EPISODE, SEMANTIC, Repository
 from pipeline.models import Hit
 from pipeline.ports import Embedder, VectorIndex
 
 SOURCE_TRUST = {"user": 1.0, "tool": 0.9, "agent": 0.7, "external": 0.7}
+# A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
+SEMANTIC_BOOST = 1.2
 # Over-fetch so that hits dropped during hydration do not leave the caller short.
 OVERFETCH = 3
 
@@ -35,8 +37,27 @@ def recall(
     hits = index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=k * OVERFETCH)
     episode_ids = [int(h.payload["ref_id"]) for h in hits if h.payload.get("kind") == EPISODE]
     rows = repo.episodes_by_id(episode_ids, agent_id=agent_id, user_id=user_id, as_of=as_of, history=history)
+    semantic_ids = [int(h.payload["ref_id"]) for h in hits if h.payload.get("kind") == SEMANTIC]
+    memories = repo.semantic_by_id(semantic_ids, agent_id=agent_id, user_id=user_id, as_of=as_of)
     results: list[Hit] = []
     for h in hits:
+        if h.payload.get("kind") == SEMANTIC:
+            memory = memories.get(int(h.payload.get("ref_id", -1)))
+            if memory is not None:
+                results.append(
+                    Hit(
+                        id=f"{SEMANTIC}:{memory.id}",
+                        kind="semantic",
+                        text=memory.text,
+                        score=max(h.score, 0.0) * memory.weight * SEMANTIC_BOOST,
+                        weight=memory.weight,
+                        valid_from=memory.valid_from,
+                        valid_to=memory.valid_to,
+                        source_turn_ids=memory.turn_ids,
+                        session_id=None,
+                    )
+                )
+            continue
         row = rows.get(int(h.payload.get("ref_id", -1)))
         if row is None or (as_of is not None and row.ts > as_of):
             continue

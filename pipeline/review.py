@@ -14,10 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline import dedup, fact_extraction, quality
+import numpy as np
+
+from pipeline import clustering, consolidation, dedup, fact_extraction, quality, summarise
 from pipeline.adapters.embedder import from_blob, to_blob
-from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.postgres.repository import BatchInfo, Repository
 from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
+from pipeline.adapters.postgres.semantic_writes import MemoryWrite
 from pipeline.models import CorrectionHint, FactCandidate
 from pipeline.ports import Embedder, ReviewLLM, Vector
 
@@ -31,6 +34,10 @@ class ReviewConfig:
     judge_keep_above: float = 0.5
     weights: quality.QualityWeights = field(default_factory=quality.QualityWeights)
     scope_memory_limit: int = 20_000  # most recent kept memories a batch is compared against
+    cluster: clustering.ClusterParams = field(default_factory=clustering.ClusterParams)
+    cluster_limit: int = 10_000  # most recent kept episodes of a scope a full review clusters
+    match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
+    member_weight: float = 0.5  # weight of an episode folded into a semantic memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,17 +96,27 @@ def review_batch(
     hints: list[CorrectionHint] = []
     survivors = set(merged_into.values())
     for ep in new:
+        ruled = fact_extraction.extract(
+            ep.content, role=ep.role, source=ep.source, ts=ep.ts, turn_id=ep.turn_id, metadata=ep.metadata
+        )
+        states_fact = bool(ruled.facts or ruled.corrections)
         if ep.id in survivors:
             # The newer wording of a memory: its similarity to what it replaces is no reason to drop it,
             # so it is judged on its own content.
-            decision = _assess(ep, 0.0, None, config, llm, stats)
+            decision = _assess(ep, 0.0, None, config, llm, stats, states_fact=states_fact)
         else:
             decision = _assess(
-                ep, plan.max_similarity.get(ep.id, 0.0), merged_into.get(ep.id), config, llm, stats
+                ep,
+                plan.max_similarity.get(ep.id, 0.0),
+                merged_into.get(ep.id),
+                config,
+                llm,
+                stats,
+                states_fact=states_fact,
             )
         decisions.append(decision)
         if decision.status != "cold":  # noise states no facts; a merged restatement still adds provenance
-            extracted = _facts(ep, llm, stats)
+            extracted = _with_llm_facts(ep, ruled, llm, stats)
             candidates.extend(extracted.facts)
             hints.extend(extracted.corrections)
     timings["score"] = _ms(t2)
@@ -118,6 +135,12 @@ def review_batch(
         ),
         **stats,
     }
+    memories: list[MemoryWrite] = []
+    if batch.kind == "full":
+        memories, cluster_counts = _consolidate(
+            batch, episodes, decisions, candidates, vectors, repo, config, llm, stats, timings
+        )
+        counts |= cluster_counts
     t3 = time.perf_counter()
     write = ReviewWrite(
         embeddings={i: to_blob(v) for i, v in vectors.items() if i in {ep.id for ep in to_embed}},
@@ -128,6 +151,10 @@ def review_batch(
         },
         facts=sorted(candidates, key=lambda c: (c.valid_from, c.turn_ids)),
         hints=hints,
+        memories=memories,
+        member_weight=config.member_weight,
+        min_members=config.cluster.min_cluster_size,
+        summarise=summarise.extractive_summary,
     )
     applied, fact_counts = repo.complete_review(
         batch, write, now=clock(), started_at=started_at, counts=counts, timings_ms=timings, worker=worker
@@ -150,7 +177,11 @@ def _assess(
     config: ReviewConfig,
     llm: ReviewLLM | None,
     stats: dict[str, int],
+    *,
+    states_fact: bool = False,
 ) -> EpisodeDecision:
+    """Keep, cold or merged. A turn the rules found a fact in is kept whatever its score: a terse
+    "just get to the point" is a standing instruction even if it reads like filler."""
     score = quality.score_turn(
         ep.content, role=ep.role, source=ep.source, max_similarity=max_similarity, weights=config.weights
     )
@@ -163,6 +194,8 @@ def _assess(
         keep_above=config.keep_above,
         band_keep_at=config.band_keep_at,
     )
+    if decision != "keep" and states_fact:
+        decision, why = "keep", "states_fact"
     if decision == "judge":
         verdict = llm.judge(ep.content, ep.role, score, stats) if llm is not None else None
         if verdict is None:  # no LLM, or it failed: the rule score decides (the adapter counted the fallback)
@@ -177,20 +210,111 @@ def _assess(
     return EpisodeDecision(ep.id, status, score.to_json() | {"why": why}, None, ep.core)
 
 
-def _facts(ep: BatchEpisode, llm: ReviewLLM | None, stats: dict[str, int]) -> fact_extraction.Extraction:
-    extracted = fact_extraction.extract(
-        ep.content, role=ep.role, source=ep.source, ts=ep.ts, turn_id=ep.turn_id, metadata=ep.metadata
-    )
+def _with_llm_facts(
+    ep: BatchEpisode, ruled: fact_extraction.Extraction, llm: ReviewLLM | None, stats: dict[str, int]
+) -> fact_extraction.Extraction:
     if llm is None or ep.role != "user":
-        return extracted
+        return ruled
     from_llm = llm.facts(ep, stats)
     if from_llm is None:
-        return extracted
+        return ruled
     # Rules and metadata are authoritative for the attributes they found; the LLM fills in the rest.
-    known = {(f.entity, f.attribute) for f in extracted.facts}
+    known = {(f.entity, f.attribute) for f in ruled.facts}
     extra = tuple(f for f in from_llm if (f.entity, f.attribute) not in known)
-    return fact_extraction.Extraction(facts=extracted.facts + extra, corrections=extracted.corrections)
+    return fact_extraction.Extraction(facts=ruled.facts + extra, corrections=ruled.corrections)
 
 
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 2)
+
+
+def _consolidate(
+    batch: BatchInfo,
+    episodes: list[BatchEpisode],
+    decisions: list[EpisodeDecision],
+    candidates: list[FactCandidate],
+    vectors: dict[int, Vector],
+    repo: Repository,
+    config: ReviewConfig,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+    timings: dict[str, float],
+) -> tuple[list[MemoryWrite], dict[str, int]]:
+    """Cluster the scope's kept episodes (this batch's and earlier unconsolidated ones) into semantic memories.
+
+    Embeddings come from PostgreSQL (or this review): nothing is embedded again.
+    """
+    t0 = time.perf_counter()
+    final = {d.id: d.status for d in decisions}
+    batch_points = [
+        consolidation.Point(
+            ep.id, (ep.turn_id,), ep.content, ep.ts, vectors[ep.id], _importance(decisions, ep.id)
+        )
+        for ep in episodes
+        if final.get(ep.id, ep.status) == "kept"
+    ]
+    points = batch_points + repo.cluster_inputs(
+        batch.agent_id, batch.user_id, exclude=[ep.id for ep in episodes], limit=config.cluster_limit
+    )
+    counts = {"clustered": len(points), "clusters": 0, "noise": len(points)}
+    if len(points) < config.cluster.min_cluster_size:
+        timings["cluster"] = _ms(t0)
+        return [], counts
+    matrix = np.stack([p.vector for p in points])
+    # Turns that state the same current fact are one memory whatever their wording: embeddings of
+    # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
+    groups = consolidation.fact_groups(
+        points, _fact_keys(repo, batch, candidates, config), config.cluster.min_cluster_size
+    )
+    grouped = {i for g in groups for i in g}
+    rest = [i for i in range(len(points)) if i not in grouped]
+    found, noise = clustering.cluster(matrix[rest], config.cluster) if len(rest) >= 2 else ([], rest)
+    clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
+    noise = [rest[i] for i in noise] if found or len(rest) >= 2 else rest
+    ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
+    plan = consolidation.plan(
+        points, ordered, repo.open_semantic(batch.agent_id, batch.user_id), match_cosine=config.match_cosine
+    )
+    timings["cluster"] = _ms(t0)
+    counts |= {
+        "clusters": len(clusters),
+        "fact_clusters": len(groups),
+        "noise": len(noise),
+        "memories_unchanged": len(plan.unchanged),
+    }
+
+    t1 = time.perf_counter()
+    by_id = {p.episode_id: p for p in points}
+    writes = []
+    for memory in plan.memories:
+        texts = [by_id[i].content for i in memory.members]
+        text = llm.summarise(texts, stats) if llm is not None else None
+        if text is None:
+            writes.append(
+                MemoryWrite(
+                    memory, summarise.extractive_summary(texts, list(range(len(texts)))), "extractive"
+                )
+            )
+        else:
+            writes.append(MemoryWrite(memory, text, "llm"))
+    timings["summarise"] = _ms(t1)
+    return writes, counts
+
+
+def _fact_keys(
+    repo: Repository, batch: BatchInfo, candidates: list[FactCandidate], config: ReviewConfig
+) -> dict[str, set[str]]:
+    """Chain key -> turn ids stating its current value: stored facts plus this review's statements."""
+    keys: dict[str, set[str]] = {}
+    for key, turn_ids in repo.current_fact_groups(batch.agent_id, batch.user_id, min_turns=1):
+        keys.setdefault(key, set()).update(turn_ids)
+    for c in candidates:
+        keys.setdefault(f"{c.entity}/{c.attribute}={c.value.lower()}", set()).update(c.turn_ids)
+    return keys
+
+
+def _importance(decisions: list[EpisodeDecision], episode_id: int) -> float:
+    for d in decisions:
+        if d.id == episode_id and d.quality is not None:
+            return float(d.quality.get("total", 0.5))
+    return 0.5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pipeline import quality
+from pipeline import clustering, quality
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
@@ -42,6 +42,10 @@ def review_config() -> ReviewConfig:
         keep_above=r.keep_above,
         band_keep_at=r.band_keep_at,
         judge_keep_above=r.judge_keep_above,
+        cluster=clustering.ClusterParams(min_cluster_size=r.min_cluster_size, min_cohesion=r.min_cohesion),
+        cluster_limit=r.cluster_limit,
+        match_cosine=r.match_cosine,
+        member_weight=r.member_weight,
         weights=quality.QualityWeights(
             density=r.weight_density,
             timeliness=r.weight_timeliness,

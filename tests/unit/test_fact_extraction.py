@@ -169,6 +169,20 @@ ENGLISH = [
     # budget, timezone, language
     row("My budget is 1500 euros.", F("budget", "1500 euros"), id="en-budget-is"),
     row("My budget for the new laptop is 1500 euros.", F("budget", "1500 euros"), id="en-budget-for-purpose"),
+    # answer_style: one chain, so "now I want detailed answers" closes "keep it short"
+    row("Please keep it short.", F("answer_style", "short"), id="en-style-keep-short"),
+    row("Your replies are too wordy.", F("answer_style", "short"), id="en-style-too-wordy"),
+    row("Just get to the point.", F("answer_style", "short"), id="en-style-point"),
+    row(
+        "I don't like long answers.",
+        F("preference:long_answers", "dislikes"),
+        F("answer_style", "short"),
+        id="en-style-no-long",
+    ),
+    row("Now I want detailed answers.", F("answer_style", "detailed"), id="en-style-detailed"),
+    row("Do you give long answers?", id="en-style-question"),
+    row("请回答得简短一些", F("answer_style", "short"), id="zh-style-short"),
+    row("以后给我详细一点的回答", F("answer_style", "detailed"), id="zh-style-detailed"),
     row("I have a budget of $2,000.", F("budget", "$2,000"), id="en-budget-of-comma-number"),
     row("I can spend up to 300 dollars.", F("budget", "300 dollars"), id="en-can-spend-up-to"),
     row("my budget's around 2000 usd", F("budget", "2000 usd"), id="en-budget-s-around"),

@@ -23,6 +23,7 @@ from pipeline.adapters.postgres.tables import (
     semantic_memories,
     sessions,
 )
+from pipeline.consolidation import OpenMemory, Point
 from pipeline.dedup import Memory
 from pipeline.models import Scope, SessionEnd, Turn
 from pipeline.ports import IndexPoint
@@ -44,6 +45,16 @@ class BatchInfo:
     trigger: str
     status: str
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticRow:
+    id: int
+    text: str
+    weight: float
+    valid_from: datetime
+    valid_to: datetime | None
+    turn_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +296,73 @@ class Repository:
         with translate_errors(), self.engine.connect() as conn:
             return [Memory(r.id, r.ts, from_blob(r.embedding)) for r in conn.execute(q)]
 
+    def cluster_inputs(
+        self, agent_id: str, user_id: str, *, exclude: Sequence[int], limit: int
+    ) -> list[Point]:
+        """Kept episodes to cluster: unconsolidated ones and members of open semantic memories, minus those
+        whose every fact was superseded (they would revive an outdated value). Most recent `limit`."""
+        sql = text(
+            """
+            SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
+                   coalesce((e.quality->>'total')::float, 0.5) AS importance
+            FROM episodes e
+            WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
+              AND NOT (e.id = ANY(:exclude))
+              AND NOT (
+                EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                        AND e.turn_id = ANY(f.turn_ids))
+                AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                        AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL AND f.valid_to IS NULL))
+            ORDER BY e.ts DESC, e.id DESC
+            LIMIT :limit
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            rows = conn.execute(sql, {"a": agent_id, "u": user_id, "exclude": list(exclude), "limit": limit})
+            return [
+                Point(
+                    r.id,
+                    (r.turn_id, *(r.merged_turn_ids or ())),
+                    r.content,
+                    r.ts,
+                    from_blob(r.embedding),
+                    float(r.importance),
+                )
+                for r in rows
+            ]
+
+    def current_fact_groups(
+        self, agent_id: str, user_id: str, *, min_turns: int
+    ) -> list[tuple[str, tuple[str, ...]]]:
+        """(chain key, turn ids) of current facts stated in at least `min_turns` turns."""
+        sql = text(
+            """
+            SELECT entity || '/' || attribute || '=' || lower(value) AS key, turn_ids FROM facts
+            WHERE agent_id = :a AND user_id = :u AND valid_to IS NULL AND retracted_at IS NULL
+              AND cardinality(turn_ids) >= :n
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            return [
+                (r.key, tuple(r.turn_ids))
+                for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
+            ]
+
+    def open_semantic(self, agent_id: str, user_id: str) -> list[OpenMemory]:
+        sql = text(
+            """
+            SELECT m.id, m.embedding, array_agg(sm.episode_id) AS members
+            FROM semantic_memories m JOIN semantic_members sm ON sm.memory_id = m.id
+            WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL
+            GROUP BY m.id, m.embedding
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            return [
+                OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding))
+                for r in conn.execute(sql, {"a": agent_id, "u": user_id})
+            ]
+
     def complete_review(
         self,
         batch: BatchInfo,
@@ -402,6 +480,33 @@ class Repository:
                             },
                         )
                     )
+            semantic_ids = [i for k, i in refs if k == SEMANTIC]
+            if semantic_ids:
+                m = semantic_memories
+                q2 = select(
+                    m.c.id, m.c.agent_id, m.c.user_id, m.c.embedding, m.c.valid_from, m.c.weight
+                ).where(
+                    m.c.id.in_(semantic_ids),
+                    m.c.valid_to.is_(None),
+                    m.c.status == "kept",
+                    m.c.embedding.is_not(None),
+                )
+                for sr in s.execute(q2):
+                    found.add((SEMANTIC, sr.id))
+                    upserts.append(
+                        IndexPoint(
+                            id=point_id(SEMANTIC, sr.id),
+                            vector=from_blob(sr.embedding).tolist(),
+                            payload={
+                                "kind": SEMANTIC,
+                                "ref_id": sr.id,
+                                "agent_id": sr.agent_id,
+                                "user_id": sr.user_id,
+                                "ts": sr.valid_from.timestamp(),
+                                "weight": sr.weight,
+                            },
+                        )
+                    )
             deletes = [point_id(k, i) for k, i in refs if (k, i) not in found]
             apply(upserts, deletes)
             s.execute(delete(o).where(o.c.id.in_([r.id for r in rows])))
@@ -432,7 +537,11 @@ class Repository:
         e = episodes
         with translate_errors(), self.engine.connect() as conn:
             ids = conn.scalars(select(e.c.id).where(e.c.status == "kept", e.c.embedding.is_not(None)))
-            return {point_id(EPISODE, i) for i in ids}
+            m = semantic_memories
+            sids = conn.scalars(
+                select(m.c.id).where(m.c.valid_to.is_(None), m.c.status == "kept", m.c.embedding.is_not(None))
+            )
+            return {point_id(EPISODE, i) for i in ids} | {point_id(SEMANTIC, i) for i in sids}
 
     # -- recall ---------------------------------------------------------------------------------
 
@@ -483,6 +592,36 @@ class Repository:
                 for r in rows
             }
 
+    def semantic_by_id(
+        self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None = None
+    ) -> dict[int, SemanticRow]:
+        """Semantic memories valid at `as_of` (default: the open versions), with their members' turn ids."""
+        sql = text(
+            """
+            SELECT m.id, m.text, m.weight, m.valid_from, m.valid_to,
+                   array_agg(t.turn_id ORDER BY t.ord) AS turn_ids
+            FROM semantic_memories m
+            JOIN LATERAL (
+                SELECT x.turn_id, row_number() OVER () AS ord
+                FROM semantic_members sm JOIN episodes e ON e.id = sm.episode_id
+                CROSS JOIN LATERAL unnest(array_prepend(e.turn_id, e.merged_turn_ids)) AS x(turn_id)
+                WHERE sm.memory_id = m.id
+            ) t ON true
+            WHERE m.id = ANY(:ids) AND m.agent_id = :a AND m.user_id = :u AND m.status = 'kept'
+              AND m.valid_from <= coalesce(:as_of, now())
+              AND (m.valid_to IS NULL OR m.valid_to > coalesce(:as_of, now()))
+            GROUP BY m.id
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            rows = conn.execute(sql, {"ids": list(ids), "a": agent_id, "u": user_id, "as_of": as_of})
+            return {
+                r.id: SemanticRow(
+                    r.id, r.text, r.weight, r.valid_from, r.valid_to, tuple(dict.fromkeys(r.turn_ids))
+                )
+                for r in rows
+            }
+
     def facts(
         self,
         agent_id: str,
@@ -521,9 +660,7 @@ class Repository:
             rows: dict[str, int] = dict(
                 conn.execute(
                     select(b.c.status, func.count()).where(b.c.id.in_(list(batch_ids))).group_by(b.c.status)
-                )
-                .tuples()
-                .all()
+                ).all()
             )
         return {"total": sum(rows.values()), "done": rows.get("done", 0)}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -11,6 +11,7 @@ from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
+from pipeline.adapters.postgres.semantic_writes import MemoryWrite, retire_superseded, write_memories
 from pipeline.adapters.postgres.tables import episodes, index_outbox
 from pipeline.models import CorrectionHint, FactCandidate
 
@@ -52,6 +53,10 @@ class ReviewWrite:
     outside_merges: dict[int, int] = field(default_factory=dict)
     facts: Sequence[FactCandidate] = ()
     hints: Sequence[CorrectionHint] = ()
+    memories: Sequence[MemoryWrite] = ()
+    member_weight: float = 0.5
+    min_members: int = 3
+    summarise: Callable[[list[str], list[int]], str] | None = None
 
 
 def scope_lock_key(agent_id: str, user_id: str) -> int:
@@ -93,6 +98,11 @@ def write_review(
         _carry_over(s, loser, survivor)
         touched.add(survivor)
     counts = fact_chains.apply_candidates(s, agent_id, user_id, write.facts, write.hints, now)
+    counts |= write_memories(s, agent_id, user_id, write.memories, now, member_weight=write.member_weight)
+    if write.summarise is not None:
+        counts |= retire_superseded(
+            s, agent_id, user_id, now, min_members=write.min_members, summarise=write.summarise
+        )
     if touched:
         s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in sorted(touched)])
     return counts

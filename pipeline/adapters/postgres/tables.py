@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
+import sqlalchemy
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -76,6 +77,8 @@ class Episode(Base):
     status: Mapped[str] = mapped_column(String(12), server_default="pending")
     core: Mapped[bool] = mapped_column(Boolean, server_default="false")  # identity, allergies...: always kept
     merged_into: Mapped[int | None] = mapped_column(ForeignKey("episodes.id"))
+    # Folded into an open semantic memory: its weight is lowered so it stops competing with the summary.
+    consolidated: Mapped[bool] = mapped_column(Boolean, server_default="false")
     # Turn ids of near-duplicates merged into this episode (its provenance beyond its own turn_id).
     merged_turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, little-endian, normalised
@@ -183,11 +186,18 @@ class SemanticMemory(Base):
     valid_to: Mapped[datetime | None] = mapped_column(TS)
     version: Mapped[int] = mapped_column(Integer, server_default="1")
     previous_id: Mapped[int | None] = mapped_column(ForeignKey("semantic_memories.id"))
+    method: Mapped[str] = mapped_column(String(16), server_default="extractive")  # extractive | llm
     created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
 
-    __table_args__ = (Index("ix_semantic_scope", "agent_id", "user_id"),)
+    __table_args__ = (
+        Index("ix_semantic_scope", "agent_id", "user_id"),
+        # `text` is a column of this class, hence the qualified name.
+        Index(
+            "ix_semantic_open", "agent_id", "user_id", postgresql_where=sqlalchemy.text("valid_to IS NULL")
+        ),
+    )
 
 
 class SemanticMember(Base):
