@@ -204,11 +204,21 @@ def recall(
     k: Annotated[int, typer.Option("-k", min=1, max=100)] = 10,
     as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
     history: Annotated[bool, typer.Option("--history", help="include what newer facts superseded")] = False,
+    include_cold: Annotated[
+        bool, typer.Option("--include-cold", help="search cold storage too (re-heats)")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Ranked memories of one scope for a query."""
     settings = _settings()
-    params: dict[str, Any] = {"q": query, "agent_id": agent, "user_id": user, "k": k, "history": history}
+    params: dict[str, Any] = {
+        "q": query,
+        "agent_id": agent,
+        "user_id": user,
+        "k": k,
+        "history": history,
+        "include_cold": include_cold,
+    }
     if as_of:
         params["as_of"] = as_of
     with _http(settings) as client:
@@ -216,9 +226,10 @@ def recall(
     if as_json:
         sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
         return
-    table = Table("score", "kind", "text", "turns", "session", "valid_from")
+    table = Table("id", "score", "kind", "text", "turns", "session", "valid_from")
     for r in body["results"]:
         table.add_row(
+            r["id"] + (" (cold)" if r.get("cold") else ""),
             f"{r['score']:.3f}",
             r["kind"],
             r["text"],
@@ -308,6 +319,77 @@ def review(
 
 
 @app.command()
+def decay(
+    now: Annotated[
+        str | None, typer.Option("--now", help="pretend it is this time (ISO-8601), for tests")
+    ] = None,
+) -> None:
+    """Run the decay pass now: recompute weights, move faded memories to cold storage."""
+    from pipeline.adapters.postgres.decay_sql import run_decay
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.decay import DecayParams
+    from pipeline.validation import parse_ts, utcnow
+
+    settings = _settings()
+    when = parse_ts(now, field_name="--now") if now else utcnow()
+    engine = make_engine(settings.db_url, pool_size=1)
+    report = run_decay(
+        engine,
+        when,
+        DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+    )
+    engine.dispose()
+    out.print(
+        f"decay at {when.isoformat()}: {report.updated} weights updated, {report.went_cold} moved to cold storage, "
+        f"{report.queued} index updates queued"
+    )
+
+
+@app.command()
+def forget(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>, as recall shows it")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason", help="why; kept in the audit log")],
+    hard: Annotated[
+        bool, typer.Option("--hard", help="purge everywhere (right to erasure), not reversible")
+    ] = False,
+    actor: Annotated[str, typer.Option("--actor", help="who asks; kept in the audit log")] = "cli",
+) -> None:
+    """Forget a memory: soft (out of recall, reversible) or --hard (purged from every store)."""
+    settings = _settings()
+    body = {"agent_id": agent, "user_id": user, "hard": hard, "reason": reason, "actor": actor}
+    with _http(settings) as client:
+        result = _call(client, "POST", f"/v1/memories/{memory_id}/forget", json=body)
+    out.print_json(data=result)
+
+
+@app.command("update")
+def update_cmd(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason")],
+    weight: Annotated[float | None, typer.Option("--weight", min=0, max=10)] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="repeat for several; replaces the tags")
+    ] = None,
+    core: Annotated[bool | None, typer.Option("--core/--no-core")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="kept | cold | forgotten")] = None,
+    actor: Annotated[str, typer.Option("--actor")] = "cli",
+) -> None:
+    """Change a memory's weight, tags, core flag or status (e.g. --status kept undoes a soft forget)."""
+    settings = _settings()
+    body: dict[str, Any] = {"agent_id": agent, "user_id": user, "reason": reason, "actor": actor}
+    for key, value in (("weight", weight), ("tags", tag), ("core", core), ("status", status)):
+        if value is not None:
+            body[key] = value
+    with _http(settings) as client:
+        result = _call(client, "PATCH", f"/v1/memories/{memory_id}", json=body)
+    out.print_json(data=result)
+
+
+@app.command()
 def reindex() -> None:
     """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing)."""
     settings = _settings()
@@ -326,6 +408,49 @@ def bench_ingest(
     from pipeline.bench.ingest import run_ingest_bench
 
     run_ingest_bench(_settings(), n=n, rounds=rounds, write=write, console=out)
+
+
+BENCH_PARTS = ("full", "batching", "e2e")
+
+
+@bench_app.command("review")
+def bench_review(
+    episodes: Annotated[
+        int, typer.Option(min=100, help="kept, embedded episodes of the scope a full review clusters")
+    ] = 10_000,
+    turns: Annotated[int, typer.Option(min=30, help="turns pushed through the real pipeline")] = 3000,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_DATABASE_URL", help="disposable database, TRUNCATEd per part"),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_REDIS_URL", help="disposable Redis db, FLUSHDBed per part"),
+    ] = None,
+    part: Annotated[
+        list[str] | None, typer.Option(help=f"run only these parts ({', '.join(BENCH_PARTS)}); repeatable")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only when every part ran)")] = True,
+) -> None:
+    """Full review of a big scope, one batch vs single reviews, and end-to-end turns/s vs the raw embedder."""
+    from pipeline.bench import review as bench
+
+    parts = part or list(BENCH_PARTS)
+    unknown = sorted(set(parts) - set(BENCH_PARTS))
+    if unknown:
+        fail(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(BENCH_PARTS)}")
+    bench.run_review_bench(
+        _settings(),
+        episodes=episodes,
+        turns=turns,
+        data=data or bench.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        parts=parts,
+        write=write,
+        console=out,
+    )
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import httpx
 
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.config import Settings, get_settings
-from pipeline.errors import HindsightError, InvalidTurn, RetryableError
+from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
 from pipeline.models import Hit
 from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
 
@@ -83,6 +83,52 @@ class MemoryClient:
         if response.status_code >= 400:
             raise HindsightError(f"recall failed ({response.status_code}): {_message(response)}")
         return [_hit(r) for r in response.json()["results"]]
+
+    def forget(
+        self,
+        memory_id: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        reason: str,
+        hard: bool = False,
+        actor: str = "client",
+    ) -> dict[str, Any]:
+        """Soft forget (out of recall, reversible) or hard forget (purged everywhere: the right to erasure)."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "hard": hard, "actor": actor}
+        return self._send("POST", f"/v1/memories/{memory_id}/forget", body)
+
+    def update_memory(
+        self,
+        memory_id: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        reason: str,
+        weight: float | None = None,
+        tags: list[str] | None = None,
+        core: bool | None = None,
+        status: str | None = None,
+        actor: str = "client",
+    ) -> dict[str, Any]:
+        """Change weight, tags, the core flag or status; status "kept" undoes a soft forget."""
+        body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        for key, value in (("weight", weight), ("tags", tags), ("core", core), ("status", status)):
+            if value is not None:
+                body[key] = value
+        return self._send("PATCH", f"/v1/memories/{memory_id}", body)
+
+    def _send(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self.http.request(method, path, json=body)
+        except httpx.TransportError as exc:
+            raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
+        if response.status_code == 404:
+            raise NotFound(_message(response))
+        if response.status_code >= 400:
+            raise HindsightError(f"{method} {path} failed ({response.status_code}): {_message(response)}")
+        result: dict[str, Any] = response.json()
+        return result
 
     def close(self) -> None:
         self.http.close()

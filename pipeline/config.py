@@ -57,6 +57,16 @@ class ReviewSettings(BaseModel):
     cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
 
 
+class DecaySettings(BaseModel):
+    """weight = w0 · exp(−rate_per_day · idle days); below cold_below a memory moves to cold storage."""
+
+    rate_per_day: float = Field(0.05, ge=0)
+    cold_below: float = Field(0.1, ge=0, le=1)
+    every_s: float = Field(3600.0, gt=0, description="how often beat runs the decay pass")
+    # Cold items older than this are purged (hard-forgotten); None keeps cold storage forever.
+    cold_retention_days: float | None = Field(None, gt=0)
+
+
 class CelerySettings(BaseModel):
     # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
     visibility_timeout_s: int = Field(900, ge=1)
@@ -106,6 +116,7 @@ class Settings(BaseSettings):
     policy: PolicySettings = PolicySettings()
     celery: CelerySettings = CelerySettings()
     review: ReviewSettings = ReviewSettings()
+    decay: DecaySettings = DecaySettings()
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
 

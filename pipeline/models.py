@@ -72,6 +72,7 @@ class Hit:
     valid_to: datetime | None
     source_turn_ids: tuple[str, ...]
     session_id: str | None
+    cold: bool = False  # came from cold storage (only with include_cold); recalling it re-heats it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +85,7 @@ class Hit:
             "valid_to": self.valid_to.isoformat() if self.valid_to else None,
             "source_turn_ids": list(self.source_turn_ids),
             "session_id": self.session_id,
+            "cold": self.cold,
         }
 
 

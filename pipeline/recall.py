@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
+
 from pipeline.adapters.postgres.repository import EPISODE, SEMANTIC, Repository
 from pipeline.models import Hit
-from pipeline.ports import Embedder, VectorIndex
+from pipeline.ports import Embedder, Vector, VectorIndex
 
 SOURCE_TRUST = {"user": 1.0, "tool": 0.9, "agent": 0.7, "external": 0.7}
 # A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
@@ -31,6 +33,7 @@ def recall(
     embedder: Embedder,
     as_of: datetime | None = None,
     history: bool = False,
+    include_cold: bool = False,
 ) -> list[Hit]:
     """The k most relevant recallable memories of one scope; with `as_of`, only what existed then."""
     vector = embedder.embed([query])[0]
@@ -75,5 +78,38 @@ def recall(
                 session_id=row.session_id,
             )
         )
+    if include_cold:
+        results += _cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k)
     results.sort(key=lambda hit: hit.score, reverse=True)
     return results[:k]
+
+
+COLD_SCAN_LIMIT = 50_000
+
+
+def _cold_hits(repo: Repository, vector: Vector, *, agent_id: str, user_id: str, k: int) -> list[Hit]:
+    """Cold storage is not in the vector index: scan the scope's cold vectors in PostgreSQL (rarely asked)."""
+    rows = repo.cold_memories(agent_id, user_id, limit=COLD_SCAN_LIMIT)
+    if not rows:
+        return []
+    sims = np.stack([r.vector for r in rows]) @ vector
+    best = np.argsort(-sims)[:k]
+    hits = []
+    for i in best:
+        r = rows[int(i)]
+        boost = SEMANTIC_BOOST if r.kind == SEMANTIC else SOURCE_TRUST.get(r.source, 0.7)
+        hits.append(
+            Hit(
+                id=f"{r.kind}:{r.id}",
+                kind="semantic" if r.kind == SEMANTIC else "episode",
+                text=r.text,
+                score=max(float(sims[int(i)]), 0.0) * r.base_weight * boost,
+                weight=r.base_weight,
+                valid_from=r.valid_from,
+                valid_to=r.valid_to,
+                source_turn_ids=r.turn_ids,
+                session_id=r.session_id,
+                cold=True,
+            )
+        )
+    return hits

@@ -98,15 +98,18 @@ def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:
     from pipeline.adapters.embedder import SentenceTransformerEmbedder
     from pipeline.adapters.index_factory import open_index
     from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.redis_stream import TurnStream, connect
     from pipeline.api.app import ApiDeps
     from tasks.app import REVIEW_TASK, create_app
 
     celery_app = create_app(settings)
+    engine = make_engine(settings.db_url)
     return ApiDeps(
         settings=settings,
-        repo=Repository(make_engine(settings.db_url)),
+        repo=Repository(engine),
+        forgetting=ForgettingStore(engine),
         stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
         index=open_index(settings),
         embedder=SentenceTransformerEmbedder(settings.embedding),

@@ -3,7 +3,8 @@
 Without an LLM the statement is extractive: the cluster's most central member says what the cluster is
 about in a user's own words, and the other members only add what that text lacks, as key terms:
 
-    "Keep your answers short. (also: wordy, point, long answers)"
+    "Keep your answers short. (also: long answers, replies, wordy, point)"
+    "回答请简短一点。（还有：啰嗦、喜欢、直接、重点）"
 
 Nothing is paraphrased, so nothing can be made up. With an LLM configured, `llm_summary_prompt` asks for
 one third-person statement instead; the review falls back to the extractive one when the LLM fails.
@@ -35,12 +36,11 @@ _CJK = re.compile(f"[{_CJK_CLASS}]")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 # Units that count against max_words: a Latin word or number, or one CJK character.
 _UNIT = re.compile(f"[{_CJK_CLASS}]|[^\\s{_CJK_CLASS}]+")
-# Tokens for key terms: Latin words (with inner apostrophes or hyphens), numbers, runs of CJK.
 # Tokens for key terms: Latin words and alphanumerics ("don't", "9am", "jl123", "3.5"), runs of CJK.
 _TOKEN = re.compile(f"[a-z0-9]+(?:['.:/-][a-z0-9]+)*|[{_CJK_CLASS}]+")
 # Filler that trails a statement without adding to it: "..., thanks!", "... lol", "...吧".
 _TRAILING_FILLER = re.compile(
-    r"(?:[\s,;:\-–—]*(?:\b(?:please|pls|thanks|thank you|thx|ok|okay|lol|haha|right|yeah|ok\?)\b"
+    r"(?:[\s,;:\-–—]*(?:\b(?:please|pls|thanks|thank you|thx|ok|okay|lol|haha|yeah)\b"
     r"|谢谢|好吗|好不好|可以吗|行吗|哈+|吧|呢|啊|哦|嗯|呀|啦))+[\s,;:.!?。！？~～]*$",
     re.IGNORECASE,
 )
@@ -48,11 +48,11 @@ _TRAILING_FILLER = re.compile(
 _CLAUSE = re.compile(r"[,;:.!?()\[\]{}\"“”‘’…—–/|，。！？；：、（）【】《》「」]+")
 
 
-# Words too general to be a key term, on top of the quality score's stopwords (mostly prepositions).
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# Words too general to be a key term, on top of the quality score's stopwords (mostly prepositions).
 _EN_GENERAL = _wordset(
     """every near over under after before while until since because though although without within
     through between during against among upon off out up down back around via per much many lot lots bit
@@ -109,7 +109,12 @@ def _stem(word: str) -> str:
 
 def lead_sentence(text: str) -> str:
     """The first sentence that says something, without trailing filler, ending in punctuation."""
-    sentences = [s.strip() for s in _SENTENCE.findall(" ".join(text.split())) if s.strip()]
+    sentences = [
+        s.strip()
+        for line in text.splitlines()
+        for s in _SENTENCE.findall(" ".join(line.split()))
+        if s.strip()
+    ]
     chosen = next((s for s in sentences if _has_content(s)), sentences[0] if sentences else text.strip())
     trimmed = _TRAILING_FILLER.sub("", chosen).strip() or chosen
     if trimmed[-1] not in _TERMINAL:
@@ -138,8 +143,8 @@ def _all_bigrams(text: str) -> set[str]:
 def _cjk_terms(run: str, strength: Counter[str]) -> list[str]:
     """2-character terms of a CJK run. Chinese has no spaces and we have no dictionary, so a bigram
     counts as a word only with evidence: it stands alone between particles or punctuation ("回答" in
-    "太长的回答"), or it recurs in several members. Overlapping
-    recurring bigrams are taken greedily, the more frequent first, so "黑咖啡" yields 咖啡, not 黑咖."""
+    "太长的回答"), or it recurs in several members. Overlapping recurring bigrams are taken greedily,
+    the more frequent first, so "黑咖啡" yields 咖啡, not 黑咖."""
     terms: list[str] = []
     for piece in _ZH_SPLIT.split(run):
         if len(piece) == 2:
@@ -227,7 +232,8 @@ def extractive_summary(texts: Sequence[str], central_first: Sequence[int], *, ma
     the distinct key terms of the other members that it lacks, capped at max_words words.
 
     `central_first` lists indices into `texts`, most central first (clustering.central_order); indices it
-    leaves out follow in their given order. Never empty when some text is non-blank.
+    leaves out follow in their given order. Never empty when some text is non-blank. The terms follow as
+    "(also: a, b)", or "（还有：a、b）" after a Chinese lead.
     """
     order = list(dict.fromkeys([*central_first, *range(len(texts))]))
     members = [texts[i] for i in order if 0 <= i < len(texts) and texts[i].strip()]

@@ -11,6 +11,7 @@ REVIEW_QUEUE = "review"
 MAINTENANCE_QUEUE = "maintenance"
 REVIEW_TASK = "hindsight.review_batch"
 RECONCILE_TASK = "hindsight.reconcile"
+DECAY_TASK = "hindsight.decay"
 
 
 def create_app(settings: Settings) -> Celery:
@@ -26,7 +27,11 @@ def create_app(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         task_queues=[Queue(REVIEW_QUEUE), Queue(MAINTENANCE_QUEUE)],
         task_default_queue=REVIEW_QUEUE,
-        task_routes={REVIEW_TASK: {"queue": REVIEW_QUEUE}, RECONCILE_TASK: {"queue": MAINTENANCE_QUEUE}},
+        task_routes={
+            REVIEW_TASK: {"queue": REVIEW_QUEUE},
+            RECONCILE_TASK: {"queue": MAINTENANCE_QUEUE},
+            DECAY_TASK: {"queue": MAINTENANCE_QUEUE},
+        },
         broker_connection_retry_on_startup=True,
         broker_transport_options={
             # Redis re-delivers an unacked task after this long; it must exceed the longest review,
@@ -41,6 +46,7 @@ def create_app(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         beat_schedule={
             "reconcile": {"task": RECONCILE_TASK, "schedule": settings.reconcile_every_s},
+            "decay": {"task": DECAY_TASK, "schedule": settings.decay.every_s},
         },
     )
     return app

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from pipeline.adapters.postgres.decay_sql import run_decay
+from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.config import get_settings
+from pipeline.decay import DecayParams
 from pipeline.logging import get_logger
 from pipeline.validation import utcnow
 from tasks import deps
-from tasks.app import RECONCILE_TASK, REVIEW_TASK, app
+from tasks.app import DECAY_TASK, RECONCILE_TASK, REVIEW_TASK, app
 
 log = get_logger(__name__)
 # A claimed batch not dispatched this long after its claim was left by a scheduler that died.
@@ -25,3 +30,22 @@ def reconcile() -> int:
         repo.mark_dispatched(stalled, utcnow())
         log.warning("reconcile.redispatched", batches=stalled[:50], count=len(stalled))
     return len(stalled)
+
+
+@app.task(name=DECAY_TASK, acks_late=True)
+def decay() -> dict[str, int]:
+    """Hourly: recompute weights, move what faded below the threshold to cold storage."""
+    settings = get_settings()
+    report = run_decay(
+        deps.repository().engine,
+        utcnow(),
+        DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+    )
+    purged = 0
+    if settings.decay.cold_retention_days is not None:
+        cutoff = utcnow() - timedelta(days=settings.decay.cold_retention_days)
+        purged = ForgettingStore(deps.repository().engine).purge_cold(older_than=cutoff)
+    log.info(
+        "decay.done", updated=report.updated, went_cold=report.went_cold, queued=report.queued, purged=purged
+    )
+    return {"updated": report.updated, "went_cold": report.went_cold, "purged": purged}

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,7 +16,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from pipeline import __version__
+from pipeline.access import AccessRecorder
 from pipeline.adapters.postgres.engine import libpq_dsn
+from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
 from pipeline.api.limits import BodySizeLimit
@@ -24,7 +26,7 @@ from pipeline.config import Settings
 from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
-from pipeline.models import Scope
+from pipeline.models import Hit, Scope
 from pipeline.ports import Embedder, VectorIndex
 from pipeline.recall import recall as recall_use_case
 from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
@@ -44,7 +46,9 @@ class ApiDeps:
     dispatch: Callable[[int], None]
     run_indexer: bool
     claim_limit: int
+    forgetting: ForgettingStore
     indexer: Indexer | None = field(default=None)
+    access: AccessRecorder | None = field(default=None)
 
 
 class ReviewRequest(BaseModel):
@@ -86,10 +90,13 @@ def create_app(deps: ApiDeps) -> FastAPI:
                 batch=deps.settings.indexer_batch,
             )
             deps.indexer.start()
+        deps.access = AccessRecorder(deps.forgetting.record_access, utcnow)
+        deps.access.start()
         warm = getattr(deps.embedder, "warm_up", None)
         if warm is not None:  # load the model now rather than on the first recall
             threading.Thread(target=warm, name="embedder-warm-up", daemon=True).start()
         yield
+        deps.access.stop()
         if deps.indexer is not None:
             deps.indexer.stop()
         deps.index.close()
@@ -137,8 +144,10 @@ def recall(
     k: Annotated[int, Query(ge=1, le=100)] = 10,
     as_of: str | None = None,
     history: bool = False,
+    include_cold: bool = False,
 ) -> dict[str, Any]:
-    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded."""
+    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded;
+    `include_cold` searches cold storage too, and re-heats the cold memories it returns."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     hits = recall_use_case(
         q,
@@ -150,8 +159,87 @@ def recall(
         embedder=deps.embedder,
         as_of=when,
         history=history,
+        include_cold=include_cold,
     )
+    _after_recall(deps, hits)
     return {"results": [h.to_json() for h in hits]}
+
+
+def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
+    by_kind: dict[str, list[int]] = {"episode": [], "semantic": []}
+    cold: dict[str, list[int]] = {"episode": [], "semantic": []}
+    for h in hits:
+        kind, _, ref = h.id.partition(":")
+        (cold if h.cold else by_kind)[kind].append(int(ref))
+    for kind, ids in by_kind.items():
+        if ids and deps.access is not None:
+            deps.access.record(kind, ids)
+    for kind, ids in cold.items():
+        deps.forgetting.reheat(kind, ids, now=utcnow())
+
+
+class ForgetRequest(BaseModel):
+    agent_id: str
+    user_id: str
+    hard: bool = False
+    reason: str = Field(min_length=1, max_length=2000)
+    actor: str = Field("api", min_length=1, max_length=200)
+
+
+class UpdateRequest(BaseModel):
+    agent_id: str
+    user_id: str
+    weight: float | None = Field(None, ge=0, le=10)
+    tags: list[Annotated[str, Field(min_length=1, max_length=100)]] | None = Field(None, max_length=50)
+    core: bool | None = None
+    status: Literal["kept", "cold", "forgotten"] | None = None
+    reason: str = Field(min_length=1, max_length=2000)
+    actor: str = Field("api", min_length=1, max_length=200)
+
+
+def _memory_ref(memory_id: str) -> tuple[str, int]:
+    kind, _, ref = memory_id.partition(":")
+    if kind not in ("episode", "semantic") or not ref.isdigit():
+        raise InvalidTurn(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
+    return kind, int(ref)
+
+
+@router.post("/v1/memories/{memory_id}/forget")
+def forget(deps: Deps, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
+    """Soft forget (out of recall, kept for audit, reversible) or hard forget (purged everywhere)."""
+    kind, ref = _memory_ref(memory_id)
+    scope = {"agent_id": body.agent_id, "user_id": body.user_id, "actor": body.actor, "reason": body.reason}
+    if body.hard:
+        return {
+            "forgotten": memory_id,
+            "mode": "hard",
+            "purged": deps.forgetting.hard_forget(kind, ref, **scope),
+        }
+    deps.forgetting.soft_forget(kind, ref, now=utcnow(), **scope)
+    return {"forgotten": memory_id, "mode": "soft"}
+
+
+@router.patch("/v1/memories/{memory_id}")
+def update_memory(deps: Deps, memory_id: str, body: UpdateRequest) -> dict[str, Any]:
+    """Change weight, tags, the core flag or status (kept / cold / forgotten); audited."""
+    kind, ref = _memory_ref(memory_id)
+    changes = body.model_dump(include={"weight", "tags", "core", "status"}, exclude_none=True)
+    if not changes:
+        raise InvalidTurn("body: nothing to update (weight, tags, core or status)")
+    try:
+        result = deps.forgetting.update(
+            kind,
+            ref,
+            agent_id=body.agent_id,
+            user_id=body.user_id,
+            changes=changes,
+            actor=body.actor,
+            reason=body.reason,
+            now=utcnow(),
+        )
+    except ValueError as exc:
+        raise InvalidTurn(str(exc)) from exc
+    return {"updated": memory_id, **result}
 
 
 @router.get("/v1/facts")

@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.engine import make_engine
+from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
@@ -81,6 +82,7 @@ def stack(
         dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
         run_indexer=True,
         claim_limit=settings.policy.max_batch,
+        forgetting=ForgettingStore(repo.engine),
     )
     with TestClient(create_app(deps)) as api:
         s = Stack(settings, repo, stream, api, MemoryClient(settings), index)

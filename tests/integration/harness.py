@@ -46,7 +46,7 @@ WORKER_ENV = {
     "HINDSIGHT_LOG_JSON": "true",
 }
 
-TABLES = "reviews, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
+TABLES = "memory_audit, reviews, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
 
 
 def make_settings(tmp: Path, **overrides: object) -> Settings:

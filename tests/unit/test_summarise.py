@@ -79,6 +79,9 @@ def test_the_lead_is_one_sentence_without_trailing_filler() -> None:
     assert lead_sentence("Please keep it short, thanks! Also I said this before.") == "Please keep it short."
     assert lead_sentence("Hi! I moved to Berlin last week lol") == "I moved to Berlin last week."
     assert lead_sentence("  no punctuation here  ") == "no punctuation here."
+    assert lead_sentence("keep it short\nand no emojis") == "keep it short."
+    assert lead_sentence("Turn right at the bakery") == "Turn right at the bakery."
+    assert lead_sentence("回答简短一点吧") == "回答简短一点。"
     assert lead_sentence("ok") == "ok."  # nothing but filler still says something
 
 

@@ -26,7 +26,7 @@ from pipeline.adapters.postgres.tables import (
 from pipeline.consolidation import OpenMemory, Point
 from pipeline.dedup import Memory
 from pipeline.models import Scope, SessionEnd, Turn
-from pipeline.ports import IndexPoint
+from pipeline.ports import IndexPoint, Vector
 from pipeline.vector_ids import point_id
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 
@@ -45,6 +45,20 @@ class BatchInfo:
     trigger: str
     status: str
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class ColdRow:
+    kind: str
+    id: int
+    text: str
+    vector: Vector
+    base_weight: float
+    valid_from: datetime
+    valid_to: datetime | None
+    turn_ids: tuple[str, ...]
+    session_id: str | None
+    source: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -621,6 +635,44 @@ class Repository:
                 )
                 for r in rows
             }
+
+    def cold_memories(self, agent_id: str, user_id: str, *, limit: int) -> list[ColdRow]:
+        """Cold storage of one scope (not in the vector index): episodes and open semantic memories."""
+        sql = text(
+            """
+            (SELECT 'episode' AS kind, e.id, e.content AS text, e.embedding, e.base_weight, e.ts AS valid_from,
+                    NULL::timestamptz AS valid_to, array_prepend(e.turn_id, e.merged_turn_ids) AS turn_ids,
+                    e.session_id, e.source
+             FROM episodes e
+             WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'cold' AND e.embedding IS NOT NULL
+             ORDER BY e.cold_since DESC NULLS LAST LIMIT :limit)
+            UNION ALL
+            (SELECT 'semantic', m.id, m.text, m.embedding, m.base_weight, m.valid_from, m.valid_to,
+                    ARRAY(SELECT x FROM semantic_members sm JOIN episodes e2 ON e2.id = sm.episode_id,
+                          unnest(array_prepend(e2.turn_id, e2.merged_turn_ids)) AS x WHERE sm.memory_id = m.id),
+                    NULL, 'user'
+             FROM semantic_memories m
+             WHERE m.agent_id = :a AND m.user_id = :u AND m.status = 'cold' AND m.valid_to IS NULL
+               AND m.embedding IS NOT NULL
+             LIMIT :limit)
+            """
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            return [
+                ColdRow(
+                    r.kind,
+                    r.id,
+                    r.text,
+                    from_blob(r.embedding),
+                    r.base_weight,
+                    r.valid_from,
+                    r.valid_to,
+                    tuple(dict.fromkeys(r.turn_ids or ())),
+                    r.session_id,
+                    r.source,
+                )
+                for r in conn.execute(sql, {"a": agent_id, "u": user_id, "limit": limit})
+            ]
 
     def facts(
         self,

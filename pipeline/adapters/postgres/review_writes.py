@@ -79,6 +79,8 @@ def write_review(
     touched: set[int] = set(batch_ids)
     for d in write.decisions:
         values: dict[str, Any] = {"status": d.status, "quality": d.quality, "core": d.core}
+        if d.status == "cold":
+            values |= {"cold_reason": "quality", "cold_since": now}
         if d.status == "merged":
             values["merged_into"] = d.merged_into
         s.execute(update(e).where(e.c.id == d.id, e.c.status == "pending").values(**values))
@@ -106,6 +108,24 @@ def write_review(
     if touched:
         s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in sorted(touched)])
     return counts
+
+
+def _apply_decisions(s: Session, decisions: Sequence[EpisodeDecision]) -> None:
+    """Each decision on its still-pending episode: one executemany per shape of row instead of one UPDATE
+    round trip per episode (a batch of 100 spent ~2 ms per episode here). Only merged rows set merged_into."""
+    e = episodes
+    stmt = update(e).where(e.c.id == bindparam("eid"), e.c.status == "pending")
+    plain: list[dict[str, Any]] = []
+    merged: list[dict[str, Any]] = []
+    for d in decisions:
+        row: dict[str, Any] = {"eid": d.id, "status": d.status, "quality": d.quality, "core": d.core}
+        if d.status == "merged":
+            merged.append(row | {"merged_into": d.merged_into})
+        else:
+            plain.append(row)
+    for rows in (plain, merged):
+        if rows:
+            s.execute(stmt, rows, execution_options={"synchronize_session": False})
 
 
 def _carry_over(s: Session, loser: int, survivor: int) -> None:

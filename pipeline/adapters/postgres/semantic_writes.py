@@ -81,7 +81,7 @@ def _attach(s: Session, memory_id: int, members: Sequence[int], member_weight: f
     s.execute(
         update(episodes)
         .where(episodes.c.id.in_(list(members)))
-        .values(consolidated=True, weight=member_weight)
+        .values(consolidated=True, weight=member_weight, base_weight=member_weight)
     )
     _outbox(s, EPISODE, members)
 
@@ -137,14 +137,16 @@ def retire_superseded(
         _outbox(s, SEMANTIC, [memory_id])
         # The superseded members are free again (they are left out of recall by their facts anyway).
         s.execute(
-            update(episodes).where(episodes.c.id.in_(list(gone))).values(consolidated=False, weight=1.0)
+            update(episodes)
+            .where(episodes.c.id.in_(list(gone)))
+            .values(consolidated=False, weight=1.0, base_weight=1.0)
         )
         _outbox(s, EPISODE, sorted(gone))
         if len(remaining) < min_members:
             s.execute(
                 update(episodes)
                 .where(episodes.c.id.in_([m.id for m in remaining]))
-                .values(consolidated=False, weight=1.0)
+                .values(consolidated=False, weight=1.0, base_weight=1.0)
             )
             _outbox(s, EPISODE, [m.id for m in remaining])
             counts["memories_closed"] += 1

@@ -83,6 +83,12 @@ class Episode(Base):
     merged_turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, little-endian, normalised
     weight: Mapped[float] = mapped_column(Float, server_default="1.0")
+    # w0 of the decay curve: what `weight` decays from since the last access.
+    base_weight: Mapped[float] = mapped_column(Float, server_default="1.0")
+    # Why it is cold: "quality" (scored as noise) or "decay" (unused); None while hot.
+    cold_reason: Mapped[str | None] = mapped_column(String(12))
+    cold_since: Mapped[datetime | None] = mapped_column(TS)
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     quality: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
@@ -103,6 +109,7 @@ class Episode(Base):
             postgresql_where=text("full_batch_id IS NULL"),
         ),
         Index("ix_episodes_light_batch", "light_batch_id"),
+        Index("ix_episodes_hot", "id", postgresql_where=text("status = 'kept' AND NOT core")),
         Index("ix_episodes_full_batch", "full_batch_id"),
     )
 
@@ -181,7 +188,10 @@ class SemanticMemory(Base):
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
     importance: Mapped[float] = mapped_column(Float, server_default="0.5")
     weight: Mapped[float] = mapped_column(Float, server_default="1.0")
-    status: Mapped[str] = mapped_column(String(12), server_default="kept")
+    base_weight: Mapped[float] = mapped_column(Float, server_default="1.0")
+    core: Mapped[bool] = mapped_column(Boolean, server_default="false")
+    status: Mapped[str] = mapped_column(String(12), server_default="kept")  # kept | cold | forgotten
+    cold_since: Mapped[datetime | None] = mapped_column(TS)
     valid_from: Mapped[datetime] = mapped_column(TS)
     valid_to: Mapped[datetime | None] = mapped_column(TS)
     version: Mapped[int] = mapped_column(Integer, server_default="1")
@@ -210,6 +220,24 @@ class SemanticMember(Base):
     episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
 
 
+class MemoryAudit(Base):
+    """Who forgot or changed what, when and why. Keeps ids and changed fields, never the erased content."""
+
+    __tablename__ = "memory_audit"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    actor: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    action: Mapped[str] = mapped_column(String(16))  # soft_forget | hard_forget | update | reheat | purge
+    kind: Mapped[str] = mapped_column(String(12))  # episode | semantic
+    ref_id: Mapped[int] = mapped_column(BigInteger)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    changes: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default="{}")
+
+    __table_args__ = (Index("ix_audit_scope", "agent_id", "user_id", "at"),)
+
+
 class IndexOutbox(Base):
     """Transactional outbox: 'bring point (kind, ref_id) in the vector index up to date with this database'.
 
@@ -236,3 +264,4 @@ facts = cast(Table, Fact.__table__)
 semantic_memories = cast(Table, SemanticMemory.__table__)
 semantic_members = cast(Table, SemanticMember.__table__)
 index_outbox = cast(Table, IndexOutbox.__table__)
+memory_audit = cast(Table, MemoryAudit.__table__)

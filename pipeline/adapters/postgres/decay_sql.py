@@ -1,0 +1,107 @@
+"""The decay pass as set-based SQL, in chunks of ids so no transaction holds a million row locks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Engine, text
+
+from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.decay import SECONDS_PER_DAY, DecayParams
+
+# weight = base_weight · exp(−λ · idle days), idle since the last access (or since it was stored).
+# An index point is refreshed only when the weight crosses a tenth (its payload weight is a hint;
+# recall reads the weight from PostgreSQL), or when the memory goes cold and must leave the index.
+_EPISODES = f"""
+WITH next AS (
+    SELECT id, weight AS old_weight,
+           base_weight * exp(-:rate * greatest(extract(epoch FROM (:now - coalesce(last_accessed, received_at))), 0)
+                         / {SECONDS_PER_DAY}) AS w
+    FROM episodes
+    WHERE id >= :lo AND id < :hi AND status = 'kept' AND NOT core
+), changed AS (
+    UPDATE episodes e
+    SET weight = next.w,
+        status = CASE WHEN next.w < :cold THEN 'cold' ELSE e.status END,
+        cold_reason = CASE WHEN next.w < :cold THEN 'decay' ELSE e.cold_reason END,
+        cold_since = CASE WHEN next.w < :cold THEN :now ELSE e.cold_since END
+    FROM next
+    WHERE e.id = next.id AND abs(e.weight - next.w) > 1e-9
+    RETURNING e.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
+), queued AS (
+    INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM changed WHERE went_cold OR moved
+    RETURNING 1
+)
+SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued
+FROM changed
+"""
+
+_SEMANTIC = f"""
+WITH next AS (
+    SELECT id, weight AS old_weight,
+           base_weight * exp(-:rate * greatest(extract(epoch FROM (:now - coalesce(last_accessed, created_at))), 0)
+                         / {SECONDS_PER_DAY}) AS w
+    FROM semantic_memories
+    WHERE id >= :lo AND id < :hi AND status = 'kept' AND NOT core AND valid_to IS NULL
+), changed AS (
+    UPDATE semantic_memories m
+    SET weight = next.w,
+        status = CASE WHEN next.w < :cold THEN 'cold' ELSE m.status END,
+        cold_since = CASE WHEN next.w < :cold THEN :now ELSE m.cold_since END
+    FROM next
+    WHERE m.id = next.id AND abs(m.weight - next.w) > 1e-9
+    RETURNING m.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
+), queued AS (
+    INSERT INTO index_outbox (kind, ref_id) SELECT 'semantic', id FROM changed WHERE went_cold OR moved
+    RETURNING 1
+)
+SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued
+FROM changed
+"""
+
+
+@dataclass
+class DecayReport:
+    updated: int = 0
+    went_cold: int = 0
+    queued: int = 0
+    chunks: int = 0
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def run_decay(engine: Engine, now: datetime, params: DecayParams, *, chunk: int = 100_000) -> DecayReport:
+    """One decay pass over every hot episode and open semantic memory. Returns what changed."""
+    report = DecayReport()
+    for kind, table, sql in (
+        ("episode", "episodes", _EPISODES),
+        ("semantic", "semantic_memories", _SEMANTIC),
+    ):
+        totals = {"updated": 0, "cold": 0, "queued": 0}
+        with translate_errors(), engine.connect() as conn:
+            lo, hi = conn.execute(
+                text(f"SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM {table}")
+            ).one()
+        for start in range(int(lo), int(hi) + 1, chunk):
+            with translate_errors(), engine.begin() as conn:
+                row = conn.execute(
+                    text(sql),
+                    {
+                        "rate": params.rate_per_day,
+                        "cold": params.cold_below,
+                        "now": now,
+                        "lo": start,
+                        "hi": start + chunk,
+                    },
+                ).one()
+                if row.queued:
+                    conn.execute(text("SELECT pg_notify('hindsight_outbox', 'decay')"))
+            totals["updated"] += int(row.updated)
+            totals["cold"] += int(row.cold)
+            totals["queued"] += int(row.queued)
+            report.chunks += 1
+        report.by_kind[kind] = totals
+        report.updated += totals["updated"]
+        report.went_cold += totals["cold"]
+        report.queued += totals["queued"]
+    return report
