@@ -410,6 +410,34 @@ def bench_ingest(
     run_ingest_bench(_settings(), n=n, rounds=rounds, write=write, console=out)
 
 
+@bench_app.command("decay")
+def bench_decay(
+    rows: Annotated[int, typer.Option(min=10_000, help="memory rows in all (~95% episodes)")] = 1_000_000,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_DECAY_DATABASE_URL",
+            help="disposable database, TRUNCATEd and refilled (default: hindsight_bench_decay on 127.0.0.1)",
+        ),
+    ] = None,
+    chunk: Annotated[
+        list[int] | None, typer.Option(min=1000, help="run_decay chunk sizes to compare; repeatable")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """The decay pass over a million memory rows, next to a plain UPDATE of the same rows."""
+    from pipeline.bench import decay as bench
+
+    bench.run_decay_bench(
+        _settings(),
+        rows=rows,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        chunks=chunk or list(bench.DEFAULT_CHUNKS),
+        write=write,
+        console=out,
+    )
+
+
 BENCH_PARTS = ("full", "batching", "e2e")
 
 

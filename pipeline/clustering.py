@@ -71,7 +71,7 @@ class Plan:
 def plan(n: int, d: int, params: ClusterParams) -> Plan:
     """Exact unless there are too many points for an n x n matrix.
 
-    Measured with scratch/cluster_bench.py on this 2-core VM (timings vary ~2x between runs; ranges are
+    Measured with a throwaway script on this 2-core VM (timings vary ~2x between runs; ranges are
     medians of separate runs), all-MiniLM-L6-v2 embeddings of 10k LoCoMo sentences, min_cluster_size 3.
     Seconds; peak RSS at 10k; ARI = agreement with scikit-learn's brute HDBSCAN on the raw 384-d
     vectors, noise counted as one label:

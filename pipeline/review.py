@@ -254,7 +254,11 @@ def _consolidate(
         if final.get(ep.id, ep.status) == "kept"
     ]
     points = batch_points + repo.cluster_inputs(
-        batch.agent_id, batch.user_id, exclude=[ep.id for ep in episodes], limit=config.cluster_limit
+        batch.agent_id,
+        batch.user_id,
+        exclude=[ep.id for ep in episodes],
+        # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
+        limit=max(config.cluster_limit - len(batch_points), 0),
     )
     counts = {"clustered": len(points), "clusters": 0, "noise": len(points)}
     if len(points) < config.cluster.min_cluster_size:

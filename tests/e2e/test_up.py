@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -172,4 +173,20 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
     stats = json.loads(up.cli("stats", "--json").stdout)
     assert stats["episodes"] == {"total": 6, "kept": 5, "cold": 1}
     assert stats["index"]["points"] == 5
+
+    # Sixty idle days later everything but the core allergy is in cold storage, and still findable.
+    later = (datetime.now(UTC) + timedelta(days=60)).isoformat()
+    decay = up.cli("decay", "--now", later)
+    assert decay.returncode == 0, decay.stderr
+    assert "4 moved to cold storage" in " ".join(decay.stdout.split())
+    wait_until(lambda: json.loads(up.cli("stats", "--json").stdout)["outbox"]["pending"] == 0, timeout=30)
+    stats = json.loads(up.cli("stats", "--json").stdout)
+    assert stats["episodes"] == {"total": 6, "kept": 1, "cold": 5}
+    assert stats["index"]["points"] == 1
+    cold = json.loads(
+        up.cli(
+            "recall", "what bicycle did I buy", "--agent", "demo", "--user", "ana", "--include-cold", "--json"
+        ).stdout
+    )["results"]
+    assert (cold[0]["source_turn_ids"], cold[0]["cold"]) == (["demo-7"], True)
     assert up.interrupt() == 0

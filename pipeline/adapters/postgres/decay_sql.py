@@ -13,10 +13,16 @@ from pipeline.decay import SECONDS_PER_DAY, DecayParams
 # weight = base_weight · exp(−λ · idle days), idle since the last access (or since it was stored).
 # An index point is refreshed only when the weight crosses a tenth (its payload weight is a hint;
 # recall reads the weight from PostgreSQL), or when the memory goes cold and must leave the index.
+#
+# Two details measured by `hindsight bench decay` (1M rows, see BENCHMARKS.md):
+# - idle seconds come from date_part('epoch', …), a float8, not extract(epoch FROM …), which returns
+#   numeric since PostgreSQL 14: the numeric arithmetic cost ~3 µs a row, ~3 s of a full pass.
+# - the UPDATE's own side of the self-join repeats the chunk's id range: with only `e.id = next.id` the
+#   planner hashed the chunk and joined it against a sequential scan of the whole table, every chunk.
 _EPISODES = f"""
 WITH next AS (
     SELECT id, weight AS old_weight,
-           base_weight * exp(-:rate * greatest(extract(epoch FROM (:now - coalesce(last_accessed, received_at))), 0)
+           base_weight * exp(-:rate * greatest(date_part('epoch', :now - coalesce(last_accessed, received_at)), 0)
                          / {SECONDS_PER_DAY}) AS w
     FROM episodes
     WHERE id >= :lo AND id < :hi AND status = 'kept' AND NOT core
@@ -27,7 +33,7 @@ WITH next AS (
         cold_reason = CASE WHEN next.w < :cold THEN 'decay' ELSE e.cold_reason END,
         cold_since = CASE WHEN next.w < :cold THEN :now ELSE e.cold_since END
     FROM next
-    WHERE e.id = next.id AND abs(e.weight - next.w) > 1e-9
+    WHERE e.id = next.id AND e.id >= :lo AND e.id < :hi AND abs(e.weight - next.w) > 1e-9
     RETURNING e.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
 ), queued AS (
     INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM changed WHERE went_cold OR moved
@@ -40,7 +46,7 @@ FROM changed
 _SEMANTIC = f"""
 WITH next AS (
     SELECT id, weight AS old_weight,
-           base_weight * exp(-:rate * greatest(extract(epoch FROM (:now - coalesce(last_accessed, created_at))), 0)
+           base_weight * exp(-:rate * greatest(date_part('epoch', :now - coalesce(last_accessed, created_at)), 0)
                          / {SECONDS_PER_DAY}) AS w
     FROM semantic_memories
     WHERE id >= :lo AND id < :hi AND status = 'kept' AND NOT core AND valid_to IS NULL
@@ -50,7 +56,7 @@ WITH next AS (
         status = CASE WHEN next.w < :cold THEN 'cold' ELSE m.status END,
         cold_since = CASE WHEN next.w < :cold THEN :now ELSE m.cold_since END
     FROM next
-    WHERE m.id = next.id AND abs(m.weight - next.w) > 1e-9
+    WHERE m.id = next.id AND m.id >= :lo AND m.id < :hi AND abs(m.weight - next.w) > 1e-9
     RETURNING m.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
 ), queued AS (
     INSERT INTO index_outbox (kind, ref_id) SELECT 'semantic', id FROM changed WHERE went_cold OR moved

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, case, delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
 
 from pipeline.adapters.embedder import from_blob
 from pipeline.adapters.postgres import fact_chains
@@ -444,7 +445,7 @@ class Repository:
 
         `apply(upserts, deletes)` runs inside the transaction: if it raises, the rows stay for a retry.
         """
-        o, e = index_outbox, episodes
+        o = index_outbox
         with translate_errors(), self._sessions.begin() as s:
             rows = s.execute(
                 select(o.c.id, o.c.kind, o.c.ref_id)
@@ -461,66 +462,10 @@ class Repository:
                 text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k ORDER BY k"),
                 {"keys": keys},
             )
-            episode_ids = [i for k, i in refs if k == EPISODE]
-            upserts: list[IndexPoint] = []
-            found: set[tuple[str, int]] = set()
-            if episode_ids:
-                q = select(
-                    e.c.id,
-                    e.c.agent_id,
-                    e.c.user_id,
-                    e.c.session_id,
-                    e.c.embedding,
-                    e.c.ts,
-                    e.c.weight,
-                    e.c.source,
-                    e.c.role,
-                ).where(e.c.id.in_(episode_ids), e.c.status == "kept", e.c.embedding.is_not(None))
-                for r in s.execute(q):
-                    found.add((EPISODE, r.id))
-                    upserts.append(
-                        IndexPoint(
-                            id=point_id(EPISODE, r.id),
-                            vector=from_blob(r.embedding).tolist(),
-                            payload={
-                                "kind": EPISODE,
-                                "ref_id": r.id,
-                                "agent_id": r.agent_id,
-                                "user_id": r.user_id,
-                                "session_id": r.session_id,
-                                "ts": r.ts.timestamp(),
-                                "weight": r.weight,
-                                "source": r.source,
-                            },
-                        )
-                    )
-            semantic_ids = [i for k, i in refs if k == SEMANTIC]
-            if semantic_ids:
-                m = semantic_memories
-                q2 = select(
-                    m.c.id, m.c.agent_id, m.c.user_id, m.c.embedding, m.c.valid_from, m.c.weight
-                ).where(
-                    m.c.id.in_(semantic_ids),
-                    m.c.valid_to.is_(None),
-                    m.c.status == "kept",
-                    m.c.embedding.is_not(None),
-                )
-                for sr in s.execute(q2):
-                    found.add((SEMANTIC, sr.id))
-                    upserts.append(
-                        IndexPoint(
-                            id=point_id(SEMANTIC, sr.id),
-                            vector=from_blob(sr.embedding).tolist(),
-                            payload={
-                                "kind": SEMANTIC,
-                                "ref_id": sr.id,
-                                "agent_id": sr.agent_id,
-                                "user_id": sr.user_id,
-                                "ts": sr.valid_from.timestamp(),
-                                "weight": sr.weight,
-                            },
-                        )
-                    )
+            upserts = _indexable_points(
+                s, [i for k, i in refs if k == EPISODE], [i for k, i in refs if k == SEMANTIC]
+            )
+            found = {(p.payload["kind"], p.payload["ref_id"]) for p in upserts}
             deletes = [point_id(k, i) for k, i in refs if (k, i) not in found]
             apply(upserts, deletes)
             s.execute(delete(o).where(o.c.id.in_([r.id for r in rows])))
@@ -746,6 +691,40 @@ class Repository:
 def hash_ref(kind: str, ref_id: int) -> int:
     """A stable signed 64-bit advisory-lock key for one point."""
     return (ref_id << 1 | (1 if kind == SEMANTIC else 0)) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+_INDEXABLE = text(
+    """
+    SELECT 'episode' AS kind, id, agent_id, user_id, session_id, embedding, ts, weight, source
+    FROM episodes WHERE id = ANY(:episodes) AND status = 'kept' AND embedding IS NOT NULL
+    UNION ALL
+    SELECT 'semantic', id, agent_id, user_id, NULL, embedding, valid_from, weight, 'user'
+    FROM semantic_memories
+    WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
+    """
+)
+
+
+def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int]) -> list[IndexPoint]:
+    """The current state of the points that belong in the index; anything else asked about is deleted."""
+    rows = s.execute(_INDEXABLE, {"episodes": episode_ids, "semantic": semantic_ids})
+    return [
+        IndexPoint(
+            id=point_id(r.kind, r.id),
+            vector=from_blob(r.embedding).tolist(),
+            payload={
+                "kind": r.kind,
+                "ref_id": r.id,
+                "agent_id": r.agent_id,
+                "user_id": r.user_id,
+                "session_id": r.session_id,
+                "ts": r.ts.timestamp(),
+                "weight": r.weight,
+                "source": r.source,
+            },
+        )
+        for r in rows
+    ]
 
 
 def _unique_sessions(ends: Sequence[SessionEnd]) -> list[SessionEnd]:

@@ -77,13 +77,7 @@ def write_review(
             execution_options={"synchronize_session": False},
         )
     touched: set[int] = set(batch_ids)
-    for d in write.decisions:
-        values: dict[str, Any] = {"status": d.status, "quality": d.quality, "core": d.core}
-        if d.status == "cold":
-            values |= {"cold_reason": "quality", "cold_since": now}
-        if d.status == "merged":
-            values["merged_into"] = d.merged_into
-        s.execute(update(e).where(e.c.id == d.id, e.c.status == "pending").values(**values))
+    _apply_decisions(s, write.decisions, now)
     merges = {d.id: d.merged_into for d in write.decisions if d.status == "merged" and d.merged_into}
     for loser, survivor in write.outside_merges.items():
         # Re-checked under the scope lock: only a memory that is still kept can be folded away.
@@ -110,22 +104,22 @@ def write_review(
     return counts
 
 
-def _apply_decisions(s: Session, decisions: Sequence[EpisodeDecision]) -> None:
-    """Each decision on its still-pending episode: one executemany per shape of row instead of one UPDATE
-    round trip per episode (a batch of 100 spent ~2 ms per episode here). Only merged rows set merged_into."""
+def _apply_decisions(s: Session, decisions: Sequence[EpisodeDecision], now: datetime) -> None:
+    """Each decision on its still-pending episode, as one executemany per shape of row (kept, cold, merged)
+    rather than one UPDATE round trip per episode: a light batch of 100 spent ~2 ms per episode here."""
     e = episodes
     stmt = update(e).where(e.c.id == bindparam("eid"), e.c.status == "pending")
-    plain: list[dict[str, Any]] = []
-    merged: list[dict[str, Any]] = []
+    shapes: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for d in decisions:
         row: dict[str, Any] = {"eid": d.id, "status": d.status, "quality": d.quality, "core": d.core}
+        if d.status == "cold":
+            row |= {"cold_reason": "quality", "cold_since": now}
         if d.status == "merged":
-            merged.append(row | {"merged_into": d.merged_into})
-        else:
-            plain.append(row)
-    for rows in (plain, merged):
-        if rows:
-            s.execute(stmt, rows, execution_options={"synchronize_session": False})
+            row["merged_into"] = d.merged_into
+        # executemany takes its SET columns from the first row's keys: one call per set of keys.
+        shapes.setdefault(tuple(row), []).append(row)
+    for rows in shapes.values():
+        s.execute(stmt, rows, execution_options={"synchronize_session": False})
 
 
 def _carry_over(s: Session, loser: int, survivor: int) -> None:
