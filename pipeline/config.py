@@ -80,6 +80,17 @@ class CelerySettings(BaseModel):
     restore_interval_s: int = Field(10, ge=1)
 
 
+class WorkingMemorySettings(BaseModel):
+    """Session working memory (task, confirmed slots, pending questions) kept in Redis."""
+
+    ttl_s: int = Field(
+        6 * 3600, ge=1, description="seconds after its last change that a session's working memory expires"
+    )
+    max_slots: int = Field(100, ge=1)
+    max_questions: int = Field(50, ge=1)
+    max_chars: int = Field(2000, ge=1, description="longest task, slot value or question")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_nested_delimiter="__", extra="ignore")
 
@@ -125,6 +136,7 @@ class Settings(BaseSettings):
     decay: DecaySettings = DecaySettings()
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    working_memory: WorkingMemorySettings = WorkingMemorySettings()
 
     @property
     def embedded_qdrant_path(self) -> Path:
