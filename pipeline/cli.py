@@ -116,6 +116,23 @@ def indexer_cmd() -> None:
     run_indexer(settings)
 
 
+@app.command("mcp")
+def mcp_cmd(
+    transport: Annotated[str, typer.Option(help="stdio (a desktop client launches it) or http")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="http: port (0 = any free port)")] = 8701,
+) -> None:
+    """The MCP server: memory tools over stdio or streamable HTTP (at /mcp), talking to the HTTP API.
+
+    Example: hindsight mcp --transport http --port 8701
+    """
+    from pipeline.mcp.run import run_mcp
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport: expected stdio or http, got {transport!r}")
+    run_mcp(_settings(), transport="stdio" if transport == "stdio" else "http", host=host, port=port)
+
+
 @app.command()
 def flower() -> None:
     """Flower, the Celery monitor, with basic auth."""
