@@ -24,7 +24,12 @@ def test_client_and_http_share_one_state_with_merge_remove_and_replace(stack: St
     assert client.get_working_memory("travel-bot", "u42", "s1").expires_in_s is None  # nothing stored
 
     state = client.set_working_memory(
-        "travel-bot", "u42", "s1", task="book a flight", slots={"home_city": "Berlin"}, pending_questions=["date?"]
+        "travel-bot",
+        "u42",
+        "s1",
+        task="book a flight",
+        slots={"home_city": "Berlin"},
+        pending_questions=["date?"],
     )
     assert state.slots == {"home_city": "Berlin"}
     assert 0 < (state.expires_in_s or 0) <= stack.settings.working_memory.ttl_s
@@ -34,7 +39,8 @@ def test_client_and_http_share_one_state_with_merge_remove_and_replace(stack: St
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["slots"] == {"seat": "aisle"}  # home_city removed by null, seat added
-    assert body["task"] == "book a flight" and body["pending_questions"] == ["date?"]
+    assert body["task"] == "book a flight"
+    assert body["pending_questions"] == ["date?"]
 
     got = stack.api.get(WM.format("s1"), params=SCOPE).json()
     assert got == body | {"expires_in_s": got["expires_in_s"]}
@@ -64,7 +70,9 @@ def test_bad_changes_get_a_422_naming_the_field(stack: Stack, body: dict[str, ob
     assert message in response.json()["detail"]
 
 
-def test_working_memory_expires_after_its_ttl_which_each_change_restarts(stack: Stack, tmp_path: Path) -> None:
+def test_working_memory_expires_after_its_ttl_which_each_change_restarts(
+    stack: Stack, tmp_path: Path
+) -> None:
     client = MemoryClient(make_settings(tmp_path, working_memory={"ttl_s": 2}))
     try:
         client.set_working_memory("travel-bot", "u42", "s-ttl", slots={"seat": "aisle"})
@@ -83,7 +91,9 @@ def test_working_memory_expires_after_its_ttl_which_each_change_restarts(stack: 
 
 
 def test_recall_with_a_session_returns_its_working_memory_beside_the_results(stack: Stack) -> None:
-    stack.client.set_working_memory("travel-bot", "u42", "s1", task="plan a trip", slots={"budget": "800 EUR"})
+    stack.client.set_working_memory(
+        "travel-bot", "u42", "s1", task="plan a trip", slots={"budget": "800 EUR"}
+    )
     response = stack.api.get("/v1/recall", params={"q": "trip", **SCOPE, "session_id": "s1"})
     assert response.status_code == 200, response.text
     assert response.json()["working_memory"]["slots"] == {"budget": "800 EUR"}
@@ -105,13 +115,19 @@ def test_confirmed_slots_become_user_facts_when_the_session_ends(stack: Stack, r
 
     wait_until(lambda: {"home_city", "seat"} <= facts().keys(), timeout=90, what="slot facts")
     home = facts()["home_city"]
-    assert (home["entity"], home["value"], home["source"], home["confidence"]) == ("user", "Berlin", "user", 1.0)
+    assert (home["entity"], home["value"], home["source"], home["confidence"]) == (
+        "user",
+        "Berlin",
+        "user",
+        1.0,
+    )
     assert home["turn_ids"] == [slot_turn_id("travel-bot", "u42", "s1", "home_city", "Berlin")]
 
     # A later session confirms a new value through HTTP: it supersedes the old one in the fact chain.
     stack.client.set_working_memory("travel-bot", "u42", "s2", slots={"home_city": "Lisbon"})
     response = stack.api.post("/v1/sessions/end", json={**SCOPE, "session_id": "s2"})
-    assert response.status_code == 202 and response.json()["slots_handed_over"] == 1
+    assert response.status_code == 202
+    assert response.json()["slots_handed_over"] == 1
     wait_until(lambda: facts()["home_city"]["value"] == "Lisbon", timeout=90, what="the newer slot to win")
     history = [f for f in repo.facts("travel-bot", "u42", attribute="home_city", history=True)]
     assert [f["value"] for f in history] == ["Berlin", "Lisbon"]
