@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     api_port: int = 8700
     api_url: str = "http://127.0.0.1:8700"
     flower_port: int = 5555
+    # `hindsight up` also serves MCP over streamable HTTP on this port when set (off by default: desktop
+    # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
+    mcp_port: int | None = None
     flower_user: str = "admin"
     flower_password: SecretStr = SecretStr("hindsight")
 

@@ -90,7 +90,12 @@ SYSTEM = (
 
 
 def review_prompt(goal: str, evidence: Evidence) -> str:
-    body = json.dumps(evidence.to_json(), ensure_ascii=False, default=str)
+    """The evidence as the LLM sees it: facts named "fact:<id>", the form its review must cite."""
+    shown = evidence.to_json() | {
+        "current_facts": [f | {"id": f"fact:{f['id']}"} for f in evidence.current_facts],
+        "superseded_facts": [f | {"id": f"fact:{f['id']}"} for f in evidence.superseded_facts],
+    }
+    body = json.dumps(shown, ensure_ascii=False, default=str)
     if len(body) > MAX_EVIDENCE_CHARS:
         body = body[:MAX_EVIDENCE_CHARS] + " …(truncated)"
     return f"Goal: {goal}\n\nEvidence (JSON):\n{body}"
