@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class WriteResult(BaseModel):
@@ -108,6 +108,9 @@ class ForgetResult(BaseModel):
 
 
 class Memory(BaseModel):
+    """One memory as GET /v1/memories lists it; fields the API adds beyond these pass through."""
+
+    model_config = ConfigDict(extra="allow")
     id: str
     kind: Literal["episode", "semantic"]
     text: str
@@ -118,12 +121,12 @@ class Memory(BaseModel):
     session_id: str | None
     valid_from: str | None
     valid_to: str | None
-    created_at: str | None
     source_turn_ids: list[str]
     quality: dict[str, Any] | None
 
 
 class MemoryPage(BaseModel):
+    model_config = ConfigDict(extra="allow")
     memories: list[Memory]
     next_offset: int | None = Field(description="pass as offset for the next page; null on the last page")
 
