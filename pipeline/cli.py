@@ -120,7 +120,9 @@ def indexer_cmd() -> None:
 def mcp_cmd(
     transport: Annotated[str, typer.Option(help="stdio (a desktop client launches it) or http")] = "stdio",
     host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="http: port (0 = any free port)")] = 8701,
+    port: Annotated[
+        int | None, typer.Option(help="http: port (0 = any free port; default HINDSIGHT_MCP_PORT or 8701)")
+    ] = None,
 ) -> None:
     """The MCP server: memory tools over stdio or streamable HTTP (at /mcp), talking to the HTTP API.
 
@@ -130,7 +132,9 @@ def mcp_cmd(
 
     if transport not in ("stdio", "http"):
         fail(f"--transport: expected stdio or http, got {transport!r}")
-    run_mcp(_settings(), transport="stdio" if transport == "stdio" else "http", host=host, port=port)
+    settings = _settings()
+    port = port if port is not None else (settings.mcp_port or 8701)
+    run_mcp(settings, transport="stdio" if transport == "stdio" else "http", host=host, port=port)
 
 
 @app.command()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from pipeline import reflect as reflect_use_case
@@ -31,10 +31,6 @@ class ReflectRequest(BaseModel):
     as_of: str | None = Field(None, description="ISO-8601; review the memory as it was then")
 
 
-def _request(request: Request) -> Any:
-    return request
-
-
 def _llm(request: Request, deps: ApiDeps) -> JSONCompleter | None:
     """The API process's LLM client, made on first use; its daily budget is shared through Redis."""
     state = request.app.state
@@ -46,7 +42,9 @@ def _llm(request: Request, deps: ApiDeps) -> JSONCompleter | None:
 
 
 @router.post("/v1/reflect")
-def post_reflect(request: Annotated[Any, Depends(_request)], body: ReflectRequest) -> dict[str, Any]:
+def post_reflect(request: Request, body: ReflectRequest) -> dict[str, Any]:
+    """Evidence (current facts, superseded versions, related memories, working memory) and, with an LLM
+    configured, its review of that evidence against the goal."""
     deps: ApiDeps = request.app.state.deps
     as_of = parse_ts(body.as_of, field_name="as_of") if body.as_of else None
     current = deps.repo.facts(body.agent_id, body.user_id, as_of=as_of)
