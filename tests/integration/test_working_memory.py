@@ -1,4 +1,4 @@
-"""Session working memory through the Python client and HTTP, its TTL, recall beside it, and confirmed
+"""Session working memory through the Python client and HTTP (a real socket), its TTL, recall beside it, and confirmed
 slots becoming facts after the session ends, reviewed by the real worker."""
 
 from __future__ import annotations
@@ -15,6 +15,14 @@ from tests.helpers import wait_until
 from tests.integration.harness import Stack, make_settings
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def stack(live: Stack) -> Stack:
+    """HTTP through a real server socket: `stack.api` is an httpx client to uvicorn on a free port."""
+    return live
+
+
 SCOPE = {"agent_id": "travel-bot", "user_id": "u42"}
 WM = "/v1/sessions/{}/working-memory"
 
