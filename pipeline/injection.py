@@ -143,16 +143,16 @@ FEATURES: tuple[Feature, ...] = (
     _f(
         "persona",
         0.8,
-        rf"\byou(?:'re| are) no longer\b|\bfrom now on,? you (?:are|will|must|shall|work)\b|"
-        rf"\byou(?:'re| are) now (?:in \w+ mode|free|unrestricted|unfiltered|jailbroken|dan\b|called|named|"
-        rf"(?:an? |the |my )?(?:\w+ ){{0,3}}(?:ai|model|assistant|bot|gpt|persona|character|version)\b)|"
-        rf"\b(?:pretend|act|behave|roleplay|role-play|role play|speak|respond|answer)\b (?:to be |as |like |"
-        rf"as if |that )?(?:you(?:'re| are) )?(?:an? |my |the )?(?:\w+ ){{0,3}}(?:ai|model|gpt|assistant|"
-        rf"hacker|administrator|admin|sysadmin|system administrator)\b|"
-        rf"\b(?:assume|adopt|take on) (?:the|a|this) (?:persona|role|identity)\b|\bnew persona\b|"
-        rf"\bjailbr(?:o|ea)k(?:en|ed)?\b|\bdo anything now\b|\b(?:unrestricted|unfiltered|god) mode\b|"
-        rf"\bpretend there are no rules\b|\byour (?:new |real )?(?:role|persona|identity|purpose|only goal|"
-        rf"only job|real task|instructions) (?:is|are|now|has|have)\b",
+        r"\byou(?:'re| are) no longer\b|\bfrom now on,? you (?:are|will|must|shall|work)\b|"
+        r"\byou(?:'re| are) now (?:in \w+ mode|free|unrestricted|unfiltered|jailbroken|dan\b|called|named|"
+        r"(?:an? |the |my )?(?:\w+ ){0,3}(?:ai|model|assistant|bot|gpt|persona|character|version)\b)|"
+        r"\b(?:pretend|act|behave|roleplay|role-play|role play|speak|respond|answer)\b (?:to be |as |like |"
+        r"as if |that )?(?:you(?:'re| are) )?(?:an? |my |the )?(?:\w+ ){0,3}(?:ai|model|gpt|assistant|"
+        r"hacker|administrator|admin|sysadmin|system administrator)\b|"
+        r"\b(?:assume|adopt|take on) (?:the|a|this) (?:persona|role|identity)\b|\bnew persona\b|"
+        r"\bjailbr(?:o|ea)k(?:en|ed)?\b|\bdo anything now\b|\b(?:unrestricted|unfiltered|god) mode\b|"
+        r"\bpretend there are no rules\b|\byour (?:new |real )?(?:role|persona|identity|purpose|only goal|"
+        r"only job|real task|instructions) (?:is|are|now|has|have)\b",
     ),
     _f("persona", 0.75, r"\bDAN\b", flags=0),
     _f(
@@ -170,7 +170,7 @@ FEATURES: tuple[Feature, ...] = (
     _f(
         "persona",
         0.8,
-        rf"你现在是.{0,12}(?:{_ZH_AI}|gpt|dan|没有|黑客|模式|无限制)|你不再是|从现在(?:起|开始)你|"
+        rf"你现在是.{0, 12}(?:{_ZH_AI}|gpt|dan|没有|黑客|模式|无限制)|你不再是|从现在(?:起|开始)你|"
         rf"你(?:以后|今后)?(?:唯一|真正)的(?:目标|任务|工作)|你的新角色|(?:假装|扮演|假设|作为){_ZGAP}(?:{_ZH_AI}|gpt|黑客|管理员|没有|"
         rf"邪恶|无限制|客服)|开发者模式|越狱|无限制模式|没有任何(?:限制|道德|规则)|不受任何限制|假设没有任何规则",
     ),

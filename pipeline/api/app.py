@@ -21,6 +21,7 @@ from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
+from pipeline.api import quarantine
 from pipeline.api.limits import BodySizeLimit
 from pipeline.config import Settings
 from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
@@ -107,6 +108,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     _install_error_handlers(app)
 
     app.include_router(router)
+    app.include_router(quarantine.router)
     return app
 
 

@@ -126,7 +126,7 @@ def run_poisoning_bench(
 
     dev = [o for o in attacks if o.sample.split == "dev"]
     held = [o for o in attacks if o.sample.split == "heldout"]
-    results = {
+    results: dict[str, Any] = {
         "attacks": _rate(attacks),
         "dev": _rate(dev),
         "heldout": _rate(held),
