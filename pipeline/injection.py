@@ -143,7 +143,7 @@ FEATURES: tuple[Feature, ...] = (
     _f(
         "persona",
         0.8,
-        r"\byou(?:'re| are) no longer\b|\bfrom now on,? you (?:are|will|must|shall|work)\b|"
+        r"\byou(?:'re| are) no longer\b|\bfrom now on,? you (?:are|work for|answer to|obey)\b|"
         r"\byou(?:'re| are) now (?:in \w+ mode|free|unrestricted|unfiltered|jailbroken|dan\b|called|named|"
         r"(?:an? |the |my )?(?:\w+ ){0,3}(?:ai|model|assistant|bot|gpt|persona|character|version)\b)|"
         r"\b(?:pretend|act|behave|roleplay|role-play|role play|speak|respond|answer)\b (?:to be |as |like |"
