@@ -123,7 +123,8 @@ def test_injections_are_quarantined_until_a_person_releases_them(stack: Stack) -
             stack, "SELECT e.turn_id FROM semantic_members sm JOIN episodes e ON e.id = sm.episode_id"
         )
     }
-    assert members and not members & bad
+    assert members
+    assert not members & bad
     # Not in the vector index either (the indexer saw the rows and had nothing to write).
     quarantined_ids = [i for t, i in _rows(stack, "SELECT turn_id, id FROM episodes") if t in bad]
     assert not {point_id("episode", i) for i in quarantined_ids} & stack.index.ids()
@@ -179,4 +180,5 @@ def test_injections_are_quarantined_until_a_person_releases_them(stack: Stack) -
     ]
     assert [f"{k}:{r}" for *_, k, r in audit] == [episode_of["p-1"], episode_of["p-2"]]
     verdict = _rows(stack, "SELECT quarantine FROM episodes WHERE turn_id = 'p-1'")[0][0]
-    assert verdict["released_by"] == "alice" and verdict["score"] >= 0.6
+    assert verdict["released_by"] == "alice"
+    assert verdict["score"] >= 0.6

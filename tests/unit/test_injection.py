@@ -94,7 +94,8 @@ def test_invisible_and_full_width_characters_do_not_hide_an_injection() -> None:
 def test_scores_are_bounded_and_decisions_follow_the_thresholds() -> None:
     many = " ".join(s.content for s in load_samples() if s.label == "attack")
     verdict = injection.assess(many, role="tool", source="tool")
-    assert 0.0 < verdict.raw <= 1.0 and verdict.score == 1.0
+    assert 0.0 < verdict.raw <= 1.0
+    assert verdict.score == 1.0
     assert injection.assess("", role="user", source="user").score == 0.0
     v = injection.InjectionVerdict(score=0.5, raw=0.5, features=("x",), source="user")
     assert injection.decide(v, T) == "uncertain"
@@ -164,9 +165,12 @@ def test_screening_quarantines_even_core_turns_and_skips_released_ones() -> None
     out = _screen(eps, T, None, {})
     assert set(out) == {1}
     d = out[1]
-    assert d.status == "quarantined" and d.core is True
-    assert d.quarantine is not None and d.quarantine["score"] >= T.quarantine_at
-    assert d.quarantine["detector"] == "rules" and "override" in d.quarantine["features"]
+    assert d.status == "quarantined"
+    assert d.core is True
+    assert d.quarantine is not None
+    assert d.quarantine["score"] >= T.quarantine_at
+    assert d.quarantine["detector"] == "rules"
+    assert "override" in d.quarantine["features"]
 
 
 def test_the_uncertain_band_asks_the_llm(stub: StubLLM) -> None:
@@ -180,16 +184,17 @@ def test_the_uncertain_band_asks_the_llm(stub: StubLLM) -> None:
     first = _screen([_episode(1, UNCERTAIN)], T, llm, stats)
     second = _screen([_episode(2, UNCERTAIN)], T, llm, stats)
     assert first[1].quarantine is not None
-    assert first[1].quarantine["detector"] == "rules+llm" and first[1].quarantine["llm_score"] == 0.9
+    assert first[1].quarantine["detector"] == "rules+llm"
+    assert first[1].quarantine["llm_score"] == 0.9
     assert second == {}
     assert stats["llm_calls"] == 2
     # The turn went to the model as data, with the detector's view and the source.
     system, user = (m["content"] for m in stub.requests[0]["messages"])
     assert "prompt injection" in system
     turn = json.loads(user)
-    assert (
-        turn["turn"] == UNCERTAIN and turn["source"] == "user" and turn["detector_score"] >= T.uncertain_from
-    )
+    assert turn["turn"] == UNCERTAIN
+    assert turn["source"] == "user"
+    assert turn["detector_score"] >= T.uncertain_from
 
 
 def test_clear_cases_never_reach_the_llm_and_a_failing_llm_leaves_the_rules_in_charge(stub: StubLLM) -> None:
@@ -208,4 +213,5 @@ def test_clear_cases_never_reach_the_llm_and_a_failing_llm_leaves_the_rules_in_c
     )
     assert set(out) == {1}  # the uncertain one stays out of quarantine when the LLM cannot answer
     assert len(stub.requests) == 1
-    assert stats["llm_failures"] == 1 and stats["llm_fallbacks"] == 1
+    assert stats["llm_failures"] == 1
+    assert stats["llm_fallbacks"] == 1
