@@ -24,7 +24,7 @@ from pipeline.adapters.redis_stream import TurnStream
 from pipeline.api import quarantine
 from pipeline.api.limits import BodySizeLimit
 from pipeline.config import Settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import HindsightError, InvalidTurn, InvalidValue, NotFound, RetryableError
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
@@ -201,7 +201,7 @@ class UpdateRequest(BaseModel):
 
 def _memory_ref(memory_id: str) -> tuple[str, int]:
     kind, _, ref = memory_id.partition(":")
-    if kind not in ("episode", "semantic") or not ref.isdigit():
+    if kind not in ("episode", "semantic") or not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
         raise InvalidTurn(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
     return kind, int(ref)
 
@@ -343,6 +343,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidTurn)
     async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
         return JSONResponse({"detail": exc.reason}, status_code=422)
+
+    @app.exception_handler(InvalidValue)
+    async def invalid_value(_: Request, exc: InvalidValue) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

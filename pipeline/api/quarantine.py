@@ -31,7 +31,7 @@ Store = Annotated[QuarantineStore, Depends(_store)]
 
 def _episode_ref(memory_id: str) -> int:
     kind, _, ref = memory_id.partition(":")
-    if kind != "episode" or not ref.isdigit() or len(ref) > 18:
+    if kind != "episode" or not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
         raise InvalidTurn(f"memory_id: expected 'episode:<n>', got {memory_id[:64]!r}")
     return int(ref)
 
