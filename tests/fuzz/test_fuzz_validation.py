@@ -3,7 +3,8 @@ InvalidTurn, never another exception; what it accepts survives the stream encodi
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,9 +20,10 @@ from pipeline.validation import (
     encode_event,
     parse_event,
 )
-from tests.fuzz.strategies import EXAMPLES, NOW, json_values, turn_fields
+from tests.fuzz.strategies import EXAMPLES, FIELDS, NOW, json_values, turn_fields
 
 pytestmark = pytest.mark.fuzz
+T = TypeVar("T")
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -39,30 +41,25 @@ def _check_accepted(event: Turn | SessionEnd) -> None:
     assert parse_event(decode_stream_fields(wire), now=NOW, require_ts=True) == event
 
 
+def _attempt(fn: Callable[[], T]) -> tuple[T | None, str | None]:
+    """(result, None), or (None, the InvalidTurn reason); any other exception fails the test."""
+    try:
+        return fn(), None
+    except InvalidTurn as exc:
+        return None, exc.reason
+
+
+KNOWN = {"entry", *FIELDS}
+
+
 @FUZZ
 @given(turn_fields())
 def test_every_mapping_is_a_turn_or_a_clear_rejection(fields: dict[str, Any]) -> None:
-    try:
-        event = parse_event(fields, now=NOW)
-    except InvalidTurn as exc:
-        assert exc.reason
-        head = exc.reason.split(":", 1)[0]
+    event, reason = _attempt(lambda: parse_event(fields, now=NOW))
+    if event is None:
+        assert reason
         # The reason starts with the field (or "entry") it is about.
-        assert head.split(".")[0] in {
-            *fields,
-            "entry",
-            "v",
-            "kind",
-            "ts",
-            "content",
-            "role",
-            "source",
-            "metadata",
-            "turn_id",
-            "agent_id",
-            "user_id",
-            "session_id",
-        }, exc.reason
+        assert reason.split(":", 1)[0].split(".")[0] in KNOWN, reason
         return
     _check_accepted(event)
 
@@ -79,14 +76,13 @@ def test_anything_that_is_not_an_object_is_rejected(value: Any) -> None:
 @FUZZ
 @given(st.dictionaries(st.binary(max_size=12), st.binary(max_size=40), max_size=12))
 def test_raw_stream_fields_decode_or_name_the_bad_field(raw: dict[bytes, bytes]) -> None:
-    try:
-        fields = decode_stream_fields(raw)
-    except InvalidTurn as exc:
-        assert "not valid UTF-8" in exc.reason
+    fields, reason = _attempt(lambda: decode_stream_fields(raw))
+    if fields is None:
+        assert reason
+        assert "not valid UTF-8" in reason
         return
-    try:
-        event = parse_event(fields, now=NOW, require_ts=True)
-    except InvalidTurn as exc:
-        assert exc.reason
+    event, reason = _attempt(lambda: parse_event(fields, now=NOW, require_ts=True))
+    if event is None:
+        assert reason
         return
     _check_accepted(event)
