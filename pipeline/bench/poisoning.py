@@ -11,6 +11,7 @@ run time (never copied into the repository), plus a small set of hard benign tur
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -171,10 +172,13 @@ def run_poisoning_bench(
         f"- flagged hard benign turns: {', '.join(o.sample.id for o in hard_fps) or 'none'}",
         f"- strongest feature of each attack: {', '.join(f'{k} {v}' for k, v in features.most_common())}",
         f"- detector speed: {per_s:,.0f} turns/s on one core ({elapsed:.2f} s for "
-        f"{len(attacks) + len(hard) + len(conv):,} turns)",
+        f"{len(attacks) + len(hard) + len(conv):,} turns; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores, shared with other work)",
         "",
         "Caveat: the same person wrote the attacks and the detector, and the held-out split was written "
-        "in the same sitting; it measures paraphrase robustness, not resistance to an adaptive attacker.",
+        "in the same sitting; it measures paraphrase robustness, not resistance to an adaptive attacker. "
+        "LoCoMo is English only: false positives on Chinese conversation are measured only on the 10 "
+        "Chinese hard benign turns.",
     ]
     body = "\n".join(lines)
     out.print(body)
