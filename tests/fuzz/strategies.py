@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 EXAMPLES = int(os.environ.get("HINDSIGHT_FUZZ_EXAMPLES", "10000"))
 # The scheduler's stream path goes through Redis and PostgreSQL per case: a few hundred is plenty.
 STREAM_EXAMPLES = int(os.environ.get("HINDSIGHT_FUZZ_STREAM_EXAMPLES", "300"))
+# 10,000 cases through the API take minutes on a loaded 2-core machine; the suite-wide 300 s is too short.
+FUZZ_TIMEOUT_S = 1800
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 FIELDS = (

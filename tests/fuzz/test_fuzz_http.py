@@ -25,10 +25,10 @@ from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.api.app import ApiDeps, create_app
 from pipeline.errors import InvalidTurn
 from pipeline.validation import parse_event, utcnow
-from tests.fuzz.strategies import EXAMPLES, json_values, nasty_text, turn_fields
+from tests.fuzz.strategies import FUZZ_TIMEOUT_S, EXAMPLES, json_values, nasty_text, turn_fields
 from tests.integration.harness import DB_URL, REDIS_URL, make_settings
 
-pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
+pytestmark = [pytest.mark.fuzz, pytest.mark.integration, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 STREAM, DEAD = "hindsight:fuzz:turns", "hindsight:fuzz:dead"
 

@@ -22,10 +22,10 @@ from pipeline.errors import InvalidTurn
 from pipeline.models import SessionEnd, Turn
 from pipeline.validation import decode_stream_fields, parse_event, utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
-from tests.fuzz.strategies import STREAM_EXAMPLES, turn_fields
+from tests.fuzz.strategies import FUZZ_TIMEOUT_S, STREAM_EXAMPLES, turn_fields
 from tests.integration.harness import DB_URL, REDIS_URL, TABLES
 
-pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
+pytestmark = [pytest.mark.fuzz, pytest.mark.integration, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 STREAM, DEAD, GROUP, CONSUMER = "hindsight:fuzz:stream", "hindsight:fuzz:stream-dead", "scheduler", "fuzz"
 
 

@@ -20,9 +20,9 @@ from pipeline.validation import (
     encode_event,
     parse_event,
 )
-from tests.fuzz.strategies import EXAMPLES, FIELDS, NOW, json_values, turn_fields
+from tests.fuzz.strategies import FUZZ_TIMEOUT_S, EXAMPLES, FIELDS, NOW, json_values, turn_fields
 
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 T = TypeVar("T")
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
