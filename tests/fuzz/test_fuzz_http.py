@@ -25,7 +25,7 @@ from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.api.app import ApiDeps, create_app
 from pipeline.errors import InvalidTurn
 from pipeline.validation import parse_event, utcnow
-from tests.fuzz.strategies import FUZZ_TIMEOUT_S, EXAMPLES, json_values, nasty_text, turn_fields
+from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, json_values, nasty_text, turn_fields
 from tests.integration.harness import DB_URL, REDIS_URL, make_settings
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration, pytest.mark.timeout(FUZZ_TIMEOUT_S)]

@@ -17,7 +17,7 @@ from rich.console import Console
 from pipeline.errors import InvalidTurn
 from pipeline.ingest_file import ingest_file, read_jsonl
 from pipeline.validation import parse_event
-from tests.fuzz.strategies import FUZZ_TIMEOUT_S, EXAMPLES, NOW, json_values, turn_fields
+from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, NOW, json_values, turn_fields
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 

@@ -20,7 +20,7 @@ from pipeline.validation import (
     encode_event,
     parse_event,
 )
-from tests.fuzz.strategies import FUZZ_TIMEOUT_S, EXAMPLES, FIELDS, NOW, json_values, turn_fields
+from tests.fuzz.strategies import EXAMPLES, FIELDS, FUZZ_TIMEOUT_S, NOW, json_values, turn_fields
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 T = TypeVar("T")
