@@ -409,7 +409,7 @@ def quarantine_list(
     with _http(_settings()) as client:
         rows = _call(client, "GET", "/v1/quarantine", params=params)["quarantined"]
     if as_json:
-        out.print_json(data={"quarantined": rows})
+        sys.stdout.write(json.dumps({"quarantined": rows}, ensure_ascii=False) + "\n")
         return
     if not rows:
         out.print("nothing quarantined")

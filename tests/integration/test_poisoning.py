@@ -7,12 +7,16 @@ recallable; releases and rejections are in the audit log.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import typer
 from sqlalchemy import text
 
+from pipeline import cli
 from pipeline.client import MemoryClient
 from pipeline.vector_ids import point_id
 from tests.helpers import wait_until
@@ -73,7 +77,9 @@ def _full_review(stack: Stack) -> None:
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
 
-def test_injections_are_quarantined_until_a_person_releases_them(stack: Stack) -> None:
+def test_injections_are_quarantined_until_a_person_releases_them(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     stack.start_scheduler()
     turns = BENIGN[:1] + INJECTIONS + BENIGN[1:]
     ids = [
@@ -148,9 +154,20 @@ def test_injections_are_quarantined_until_a_person_releases_them(stack: Stack) -
         episode_of["p-1"], agent_id=AGENT, user_id=USER, reason="a test of the defence", actor="alice"
     )
     assert released["status"] == "pending"
-    client.reject_quarantined(
-        episode_of["p-2"], agent_id=AGENT, user_id=USER, reason="confirmed injection", actor="bob"
-    )
+    # ... and another confirms the second through the CLI (`hindsight quarantine list` / `reject`), called
+    # in-process against the same API. (typer's CliRunner would swap sys.stdout under the scheduler and
+    # indexer threads' loggers.)
+    monkeypatch.setattr(cli, "_http", lambda _settings: contextlib.nullcontext(stack.api))
+    monkeypatch.setattr(cli, "_settings", lambda: stack.settings)
+    capsys.readouterr()
+    cli.quarantine_list(agent=AGENT, user=USER, limit=100, as_json=True)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith('{"quarantined"'))
+    assert {r["turn_id"] for r in json.loads(line)["quarantined"]} == bad - {"p-1"}
+    cli.quarantine_reject(episode_of["p-2"], AGENT, USER, "confirmed injection", "bob")
+    with pytest.raises(typer.Exit) as exited:
+        cli.quarantine_release("episode:999999", AGENT, USER, "x", "cli")
+    assert exited.value.exit_code == 1
+    assert "404 episode:999999: no quarantined turn" in " ".join(capsys.readouterr().err.split())
     assert (
         stack.api.post(
             f"/v1/quarantine/{episode_of['p-2']}/release",
