@@ -146,7 +146,19 @@ params = st.dictionaries(
 bodies = st.one_of(
     st.dictionaries(
         st.sampled_from(
-            ["agent_id", "user_id", "session_id", "reason", "actor", "hard", "weight", "status", "full"]
+            [
+                "agent_id",
+                "user_id",
+                "session_id",
+                "reason",
+                "actor",
+                "hard",
+                "weight",
+                "status",
+                "full",
+                "turn_ids",
+                "batch_ids",
+            ]
         ),
         json_values,
         max_size=6,
