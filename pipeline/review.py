@@ -3,8 +3,9 @@
 embed once -> screen for prompt injection -> score quality -> fold near-duplicates -> extract facts ->
 (the repository) reconcile fact chains and write everything in one transaction. A turn that reads as an
 instruction to the agent is quarantined before anything else looks at it: it is never a dedup survivor,
-a fact or a cluster member, and it is not indexed, until a person releases it. Only episodes no review has seen yet are
-scored; a full review also sees light-reviewed ones (for clustering) without judging them twice.
+a fact or a cluster member, and it is not indexed, until a person releases it. Only episodes no review
+has seen yet are scored; a full review also sees light-reviewed ones (for clustering) without judging
+them twice.
 Idempotent on batch_id: a second delivery of a finished batch does nothing, and a delivery racing
 another loses cleanly in `complete_review`.
 """
