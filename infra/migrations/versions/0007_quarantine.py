@@ -1,4 +1,4 @@
-"""quarantine: the injection detector's verdict on episodes, and a partial index for the review queue
+"""quarantine: the injection detector's verdict on episodes
 
 Revision ID: 0007
 Revises: 0005
@@ -21,18 +21,11 @@ def upgrade() -> None:
     # Why a turn was quarantined (detector score and features, LLM second opinion) and, once a person
     # released or rejected it, who did and why. NULL for every turn the detector let through.
     op.add_column("episodes", sa.Column("quarantine", postgresql.JSONB(astext_type=sa.Text()), nullable=True))
-    # The human review queue reads only quarantined rows; a partial index keeps it off the hot table.
-    op.create_index(
-        "ix_episodes_quarantined",
-        "episodes",
-        ["agent_id", "user_id", "id"],
-        unique=False,
-        postgresql_where=sa.text("status = 'quarantined'"),
-    )
+    # Deliberately no index for the quarantine queue: a partial index on `status = 'quarantined'` names
+    # `status` in its predicate, so every decay pass that moves a row to cold storage could no longer be
+    # a HOT update (main's migration 0010 dropped ix_episodes_hot for that reason). A person lists the
+    # queue rarely; a scan of one scope (ix_episodes_scope_session) is cheap enough.
 
 
 def downgrade() -> None:
-    op.drop_index(
-        "ix_episodes_quarantined", table_name="episodes", postgresql_where=sa.text("status = 'quarantined'")
-    )
     op.drop_column("episodes", "quarantine")
