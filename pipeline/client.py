@@ -222,6 +222,38 @@ class MemoryClient:
                 body[key] = value
         return self._send("PATCH", f"/v1/memories/{memory_id}", body)
 
+    def quarantined(
+        self, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Turns the review quarantined as instructions to the agent, with the detector's reason and score."""
+        params: dict[str, Any] = {"limit": limit}
+        if agent_id is not None:
+            params["agent_id"] = agent_id
+        if user_id is not None:
+            params["user_id"] = user_id
+        try:
+            response = self.http.get("/v1/quarantine", params=params)
+        except httpx.TransportError as exc:
+            raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
+        if response.status_code >= 400:
+            raise HindsightError(f"quarantine list failed ({response.status_code}): {_message(response)}")
+        rows: list[dict[str, Any]] = response.json()["quarantined"]
+        return rows
+
+    def release_quarantined(
+        self, memory_id: str, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
+    ) -> dict[str, Any]:
+        """Vouch for a quarantined turn: it is reviewed again without the detector. Audited."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        return self._send("POST", f"/v1/quarantine/{memory_id}/release", body)
+
+    def reject_quarantined(
+        self, memory_id: str, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
+    ) -> dict[str, Any]:
+        """Confirm a quarantine: the turn stays as evidence and is never recalled. Audited."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        return self._send("POST", f"/v1/quarantine/{memory_id}/reject", body)
+
     def _send(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self.http.request(method, path, json=body)

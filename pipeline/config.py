@@ -58,6 +58,14 @@ class ReviewSettings(BaseModel):
     )
     member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
     cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
+    # Prompt-injection screening (pipeline/injection.py): figures in BENCHMARKS.md (`hindsight bench poisoning`).
+    quarantine_at: float = Field(0.6, ge=0, le=1, description="detector score that quarantines a turn")
+    injection_uncertain_from: float = Field(
+        0.4, ge=0, le=1, description="detector score from which the LLM gives a second opinion"
+    )
+    injection_llm_quarantine_at: float = Field(
+        0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
+    )
 
 
 class DecaySettings(BaseModel):

@@ -21,10 +21,10 @@ from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
-from pipeline.api import memory_list, reflect, working_memory
+from pipeline.api import memory_list, quarantine, reflect, working_memory
 from pipeline.api.limits import BodySizeLimit
 from pipeline.config import Settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import HindsightError, InvalidTurn, InvalidValue, NotFound, RetryableError
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
@@ -108,7 +108,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     _install_error_handlers(app)
 
     app.include_router(router)
-    for extra in (working_memory.router, reflect.router, memory_list.router):
+    for extra in (working_memory.router, reflect.router, memory_list.router, quarantine.router):
         app.include_router(extra)
     return app
 
@@ -209,7 +209,7 @@ class UpdateRequest(BaseModel):
 
 def _memory_ref(memory_id: str) -> tuple[str, int]:
     kind, _, ref = memory_id.partition(":")
-    if kind not in ("episode", "semantic") or not ref.isdigit():
+    if kind not in ("episode", "semantic") or not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
         raise InvalidTurn(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
     return kind, int(ref)
 
@@ -351,6 +351,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidTurn)
     async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
         return JSONResponse({"detail": exc.reason}, status_code=422)
+
+    @app.exception_handler(InvalidValue)
+    async def invalid_value(_: Request, exc: InvalidValue) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

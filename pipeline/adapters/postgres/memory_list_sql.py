@@ -47,7 +47,9 @@ def list_memories(
     }
     parts = []
     if kind in (None, "episode"):
-        filters = ""
+        # Quarantined and rejected turns are instructions aimed at the agent: listing them would hand the
+        # injection to the agent after all (MCP memory_list). The quarantine endpoints show them to a person.
+        filters = " AND e.status NOT IN ('quarantined', 'rejected')"
         if status is not None:
             filters += " AND e.status = :status"
         if session_id is not None:
