@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -106,6 +111,22 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     assert samples[("hindsight_llm_budget_remaining", (("resource", "calls"),))] == daily
     assert samples[("hindsight_scrape_up", (("source", "postgres"),))] == 1
     assert samples[("hindsight_scrape_up", (("source", "redis"),))] == 1
+
+    # The CLI's read commands print the same documents (through the same socket).
+    cli = _cli(live, "memories", "--agent", AGENT, "--user", USER, "--contains", "lisbon", "--json")
+    assert [m["source_turn_ids"] for m in cli["memories"]] == [["t-lisbon"]]
+    assert _cli(live, "memory", porto_id, "--agent", AGENT, "--user", USER, "--json")["facts"] == porto["facts"]
+    assert [r["id"] for r in _cli(live, "reviews", "--json")["reviews"]] == [r["id"] for r in both]
+    assert _cli(live, "dead-letters", "--json")["dead_letters"] == dead["dead_letters"]
+
+
+def _cli(live: Stack, *args: str) -> dict:  # type: ignore[type-arg]
+    env = {**os.environ, "HINDSIGHT_API_URL": str(live.api.base_url).rstrip("/")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(
