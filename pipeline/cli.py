@@ -22,7 +22,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Hindsight: agent memory that improves in hindsight.",
-    epilog=example("hindsight up", "hindsight recall \"where does she live\" --agent demo --user ana"),
+    epilog=example("hindsight up", 'hindsight recall "where does she live" --agent demo --user ana'),
 )
 bench_app = typer.Typer(
     no_args_is_help=True,
@@ -58,7 +58,9 @@ def up() -> None:
         fail(str(exc))
 
 
-@app.command(epilog=example("HINDSIGHT_DATABASE_URL=postgresql+psycopg://postgres@db/hindsight hindsight migrate"))
+@app.command(
+    epilog=example("HINDSIGHT_DATABASE_URL=postgresql+psycopg://postgres@db/hindsight hindsight migrate")
+)
 def migrate() -> None:
     """Create or upgrade the PostgreSQL schema."""
     from pipeline.adapters.postgres.migrate import upgrade
@@ -244,7 +246,9 @@ def recall(
     out.print(table)
 
 
-@app.command(epilog=example("hindsight facts --agent demo --user ana --entity user --attribute city --history"))
+@app.command(
+    epilog=example("hindsight facts --agent demo --user ana --entity user --attribute city --history")
+)
 def facts(
     agent: Annotated[str, typer.Option("--agent", help="agent_id")],
     user: Annotated[str, typer.Option("--user", help="user_id")],
@@ -373,7 +377,9 @@ def decay(
     )
 
 
-@app.command(epilog=example('hindsight forget episode:12 --agent demo --user ana --reason "user request" --hard'))
+@app.command(
+    epilog=example('hindsight forget episode:12 --agent demo --user ana --reason "user request" --hard')
+)
 def forget(
     memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>, as recall shows it")],
     agent: Annotated[str, typer.Option("--agent", help="agent_id")],
@@ -398,7 +404,9 @@ def forget(
 
 @app.command(
     "update",
-    epilog=example('hindsight update episode:12 --agent demo --user ana --reason "allergy" --core --weight 2'),
+    epilog=example(
+        'hindsight update episode:12 --agent demo --user ana --reason "allergy" --core --weight 2'
+    ),
 )
 def update_cmd(
     memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>")],

@@ -73,6 +73,7 @@ def run_up(settings: Settings, console: Console) -> None:
 def _print_summary(console: Console, settings: Settings, urls: dict[str, str], data_dir: Any) -> None:
     table = Table("service", "where", show_header=True)
     table.add_row("API", f"{settings.api_url}  (OpenAPI: {settings.api_url}/docs)")
+    table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
     table.add_row(
         "Flower", f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user})"
     )

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text
@@ -25,7 +24,7 @@ from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
 from pipeline.api.metrics import ApiMetrics
 from pipeline.config import Settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import InvalidTurn
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
@@ -239,7 +238,14 @@ def recall(
     `include_cold` searches cold storage too, and re-heats the cold memories it returns."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     results = run_recall(
-        deps, q, agent_id=agent_id, user_id=user_id, k=k, as_of=when, history=history, include_cold=include_cold
+        deps,
+        q,
+        agent_id=agent_id,
+        user_id=user_id,
+        k=k,
+        as_of=when,
+        history=history,
+        include_cold=include_cold,
     )
     return {"results": results}
 
@@ -289,7 +295,9 @@ def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
 class ForgetRequest(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{"agent_id": "support-bot", "user_id": "u42", "hard": False, "reason": "user request"}]
+            "examples": [
+                {"agent_id": "support-bot", "user_id": "u42", "hard": False, "reason": "user request"}
+            ]
         }
     )
 
@@ -304,7 +312,13 @@ class UpdateRequest(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"agent_id": "support-bot", "user_id": "u42", "weight": 2.0, "core": True, "reason": "allergy"}
+                {
+                    "agent_id": "support-bot",
+                    "user_id": "u42",
+                    "weight": 2.0,
+                    "core": True,
+                    "reason": "allergy",
+                }
             ]
         }
     )

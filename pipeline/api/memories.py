@@ -48,7 +48,13 @@ MEMORY_EXAMPLE = {
                 "application/json": {
                     "example": {
                         "scopes": [
-                            {"agent_id": "support-bot", "user_id": "u42", "episodes": 31, "kept": 20, "semantic": 2}
+                            {
+                                "agent_id": "support-bot",
+                                "user_id": "u42",
+                                "episodes": 31,
+                                "kept": 20,
+                                "semantic": 2,
+                            }
                         ]
                     }
                 }
@@ -84,7 +90,9 @@ def list_memories(
     session_id: Annotated[str | None, Query(description="episodes of one session only")] = None,
     since: Annotated[str | None, Query(description="ISO-8601; event time (episodes) or valid_from")] = None,
     until: Annotated[str | None, Query(description="ISO-8601, exclusive")] = None,
-    contains: Annotated[str | None, Query(max_length=500, description="text contains (case-insensitive)")] = None,
+    contains: Annotated[
+        str | None, Query(max_length=500, description="text contains (case-insensitive)")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> dict[str, Any]:
@@ -127,7 +135,11 @@ def list_memories(
                 }
             }
         },
-        404: {"content": {"application/json": {"example": {"detail": "memory episode:99 not found in u42/support-bot"}}}},
+        404: {
+            "content": {
+                "application/json": {"example": {"detail": "memory episode:99 not found in u42/support-bot"}}
+            }
+        },
     },
 )
 def get_memory(deps: Deps, memory_id: str, agent_id: AgentId, user_id: UserId) -> dict[str, Any]:
@@ -160,7 +172,9 @@ def list_reviews(
 def list_dead_letters(
     deps: Deps,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    before: Annotated[str | None, Query(description="the last id of the previous page", examples=["1764535267000-0"])] = None,
+    before: Annotated[
+        str | None, Query(description="the last id of the previous page", examples=["1764535267000-0"])
+    ] = None,
 ) -> dict[str, Any]:
     """Entries the scheduler rejected (read-only), newest first, each with the reason."""
     if before is not None and not STREAM_ID.match(before):

@@ -61,7 +61,9 @@ class PipelineCollector(Collector):
         self.deps = deps
 
     def collect(self) -> Iterator[Any]:
-        up = GaugeMetricFamily("hindsight_scrape_up", "1 if the source could be read this scrape.", labels=["source"])
+        up = GaugeMetricFamily(
+            "hindsight_scrape_up", "1 if the source could be read this scrape.", labels=["source"]
+        )
         try:
             yield from self._redis()
             up.add_metric(["redis"], 1)
@@ -94,7 +96,9 @@ class PipelineCollector(Collector):
             "hindsight_dead_letters", "Entries in the dead-letter stream.", value=s["dead_letters"]
         )
         llm = settings.llm
-        yield GaugeMetricFamily("hindsight_llm_enabled", "1 if an LLM endpoint is configured.", value=int(llm.enabled))
+        yield GaugeMetricFamily(
+            "hindsight_llm_enabled", "1 if an LLM endpoint is configured.", value=int(llm.enabled)
+        )
         left = RedisBudget(self.deps.stream.client, llm.daily_calls, llm.daily_tokens).remaining()
         budget = GaugeMetricFamily(
             "hindsight_llm_budget_remaining", "LLM calls and tokens left today (UTC).", labels=["resource"]

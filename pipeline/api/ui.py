@@ -138,7 +138,9 @@ def fact_chain(
 ) -> HTMLResponse:
     versions = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, history=True)
     if not versions:
-        raise NotFound(f"no fact chain {entity}.{attribute} in scope agent_id={agent_id!r} user_id={user_id!r}")
+        raise NotFound(
+            f"no fact chain {entity}.{attribute} in scope agent_id={agent_id!r} user_id={user_id!r}"
+        )
     return _page(
         request,
         "facts.html",
@@ -156,7 +158,9 @@ def reviews(
     deps: Deps,
     before_id: Annotated[int | None, Query(ge=1)] = None,
 ) -> HTMLResponse:
-    rows = InspectStore(deps.repo.engine).reviews(agent_id=None, user_id=None, limit=PAGE, before_id=before_id)
+    rows = InspectStore(deps.repo.engine).reviews(
+        agent_id=None, user_id=None, limit=PAGE, before_id=before_id
+    )
     return _page(
         request, "reviews.html", reviews=rows, next_before_id=rows[-1]["id"] if len(rows) == PAGE else None
     )

@@ -64,8 +64,10 @@ def test_flower_lists_the_worker_and_the_review_tasks_it_ran(
     assert httpx.get(f"{flower}/api/workers", auth=("admin", "wrong"), timeout=10).status_code == 401
 
     stack.start_scheduler()
-    ids = [stack.client.write_memory("agent-f", "fia", f"s{i}", "user", f"I collect stamps from {c}.")
-           for i, c in enumerate(("Peru", "Chile"))]
+    ids = [
+        stack.client.write_memory("agent-f", "fia", f"s{i}", "user", f"I collect stamps from {c}.")
+        for i, c in enumerate(("Peru", "Chile"))
+    ]
     for i in range(2):
         stack.client.end_session("agent-f", "fia", f"s{i}")
     stack.wait_indexed(ids)
@@ -75,7 +77,8 @@ def test_flower_lists_the_worker_and_the_review_tasks_it_ran(
     name = f"review-{worker.process.pid}@"  # type: ignore[union-attr]
     workers = wait_until(
         lambda: [
-            w for w in httpx.get(f"{flower}/api/workers", params={"refresh": 1}, auth=AUTH, timeout=30).json()
+            w
+            for w in httpx.get(f"{flower}/api/workers", params={"refresh": 1}, auth=AUTH, timeout=30).json()
             if w.startswith(name)
         ],
         timeout=30,

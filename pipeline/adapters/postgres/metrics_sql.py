@@ -59,7 +59,7 @@ _REVIEWS_SQL = f"""
 
 
 def _hist(row: object, prefix: str, n_bounds: int, count: int) -> Histogram:
-    buckets = tuple(int(getattr(row, f"{prefix}_{i}")) for i in range(n_bounds)) + (count,)
+    buckets = (*tuple(int(getattr(row, f"{prefix}_{i}")) for i in range(n_bounds)), count)
     return Histogram(buckets, float(getattr(row, f"{prefix}_sum")), count)
 
 

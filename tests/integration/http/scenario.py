@@ -48,9 +48,12 @@ def run_scenario(live: Stack) -> Scenario:
     for session, turns in (("s1", first), ("s2", second)):
         response = live.api.post("/v1/turns", json=turns)
         assert response.status_code == 202, response.text
-        assert live.api.post(
-            "/v1/sessions/end", json={"agent_id": AGENT, "user_id": USER, "session_id": session}
-        ).status_code == 202
+        assert (
+            live.api.post(
+                "/v1/sessions/end", json={"agent_id": AGENT, "user_id": USER, "session_id": session}
+            ).status_code
+            == 202
+        )
         live.wait_indexed([str(t["turn_id"]) for t in turns])
     bad = {**first[0], "turn_id": "t-bad", "role": "robot", "metadata": "{}"}
     live.stream.client.xadd("hindsight:turns", bad)  # type: ignore[arg-type]

@@ -42,8 +42,11 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     assert everything["memories"][0]["source_turn_ids"] == ["t-lisbon"]  # newest first
     page1 = _get(live, "/v1/memories", **SCOPE, limit=3)
     page2 = _get(live, "/v1/memories", **SCOPE, limit=3, offset=page1["next_offset"])
-    assert page1["next_offset"] == 3 and page2["next_offset"] is None
-    assert [m["id"] for m in page1["memories"] + page2["memories"]] == [m["id"] for m in everything["memories"]]
+    assert page1["next_offset"] == 3
+    assert page2["next_offset"] is None
+    assert [m["id"] for m in page1["memories"] + page2["memories"]] == [
+        m["id"] for m in everything["memories"]
+    ]
     s1 = _get(live, "/v1/memories", **SCOPE, session_id="s1", kind="episode")
     assert {m["source_turn_ids"][0] for m in s1["memories"]} == {"t-porto", "t-shellfish", "t-marta"}
     found = _get(live, "/v1/memories", **SCOPE, contains="SHELLFISH")["memories"]
@@ -63,7 +66,10 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     assert porto["provenance"]["turn_ids"] == ["t-porto"]
     # The agent's metadata (city) and the English rules (location) both read the move.
     supported = {(f["attribute"], f["value"], f["valid_to"], f["current"]) for f in porto["facts"]}
-    assert supported == {("city", "Porto", T1.isoformat(), False), ("location", "porto", T1.isoformat(), False)}
+    assert supported == {
+        ("city", "Porto", T1.isoformat(), False),
+        ("location", "porto", T1.isoformat(), False),
+    }
     other_scope = live.api.get(f"/v1/memories/{porto_id}", params={"agent_id": AGENT, "user_id": "bob"})
     assert other_scope.status_code == 404
     assert porto_id in other_scope.json()["detail"]
@@ -73,13 +79,16 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     assert [f["value"] for f in _get(live, "/v1/facts", **SCOPE, **city)["facts"]] == ["Lisbon"]
     as_of = (T0.replace(day=15)).isoformat()
     assert [f["value"] for f in _get(live, "/v1/facts", **SCOPE, **city, as_of=as_of)["facts"]] == ["Porto"]
-    assert "shellfish" in {f["attribute"].partition(":")[2] for f in _get(live, "/v1/facts", **SCOPE)["facts"]}
+    assert "shellfish" in {
+        f["attribute"].partition(":")[2] for f in _get(live, "/v1/facts", **SCOPE)["facts"]
+    }
     chain = _get(live, "/v1/facts", **SCOPE, entity="user", attribute="city", history="true")["facts"]
     assert [(f["value"], f["valid_to"]) for f in chain] == [("Porto", T1.isoformat()), ("Lisbon", None)]
 
     # the review log, paged
     reviews = _get(live, "/v1/reviews", limit=1)
-    assert len(reviews["reviews"]) == 1 and reviews["next_before_id"] is not None
+    assert len(reviews["reviews"]) == 1
+    assert reviews["next_before_id"] is not None
     older = _get(live, "/v1/reviews", limit=1, before_id=reviews["next_before_id"])["reviews"]
     both = reviews["reviews"] + older
     assert [(r["trigger"], r["session_id"]) for r in both] == [("session_end", "s2"), ("session_end", "s1")]
@@ -115,7 +124,9 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     # The CLI's read commands print the same documents (through the same socket).
     cli = _cli(live, "memories", "--agent", AGENT, "--user", USER, "--contains", "lisbon", "--json")
     assert [m["source_turn_ids"] for m in cli["memories"]] == [["t-lisbon"]]
-    assert _cli(live, "memory", porto_id, "--agent", AGENT, "--user", USER, "--json")["facts"] == porto["facts"]
+    assert (
+        _cli(live, "memory", porto_id, "--agent", AGENT, "--user", USER, "--json")["facts"] == porto["facts"]
+    )
     assert [r["id"] for r in _cli(live, "reviews", "--json")["reviews"]] == [r["id"] for r in both]
     assert _cli(live, "dead-letters", "--json")["dead_letters"] == dead["dead_letters"]
 

@@ -99,7 +99,9 @@ def test_the_inspector_shows_memories_facts_reviews_dead_letters_and_recall(live
         page.screenshot(path=str(REPO_ROOT / "docs" / "inspector.png"), full_page=True)
 
     # A fact's version chain as a timeline: Porto closed by the move, Lisbon current.
-    page.locator("#facts tr", has_text="Lisbon").filter(has_text="city").get_by_role("link", name="history").click()
+    page.locator("#facts tr", has_text="Lisbon").filter(has_text="city").get_by_role(
+        "link", name="history"
+    ).click()
     versions = page.locator("[data-testid=fact-timeline] li.version")
     expect(versions).to_have_count(2)
     expect(versions.nth(0)).to_contain_text("Porto")
