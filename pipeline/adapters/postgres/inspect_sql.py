@@ -43,12 +43,14 @@ _EPISODES = """
     WHERE e.agent_id = :a AND e.user_id = :u
 """
 _SEMANTIC = """
-    SELECT 'semantic' AS kind, m.id, m.text, m.status, m.weight, m.base_weight, m.core, ARRAY[]::text[],
-           m.valid_from, m.valid_to, NULL::text, NULL::text, NULL::text,
-           jsonb_build_object('importance', m.importance), NULL::text, m.access_count, m.last_accessed,
-           false, NULL::bigint,
+    SELECT 'semantic' AS kind, m.id, m.text, m.status, m.weight, m.base_weight, m.core,
+           ARRAY[]::text[] AS tags, m.valid_from, m.valid_to, NULL::text AS session_id, NULL::text AS role,
+           NULL::text AS source, jsonb_build_object('importance', m.importance) AS quality,
+           NULL::text AS cold_reason, m.access_count, m.last_accessed, false AS consolidated,
+           NULL::bigint AS merged_into,
            ARRAY(SELECT x FROM semantic_members sm JOIN episodes e2 ON e2.id = sm.episode_id,
-                 unnest(array_prepend(e2.turn_id, e2.merged_turn_ids)) AS x WHERE sm.memory_id = m.id),
+                 unnest(array_prepend(e2.turn_id, e2.merged_turn_ids)) AS x WHERE sm.memory_id = m.id)
+               AS turn_ids,
            m.version, m.previous_id, m.method
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u

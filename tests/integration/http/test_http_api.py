@@ -11,6 +11,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.helpers import wait_until
 from tests.integration.harness import Stack
 from tests.integration.http.scenario import AGENT, T0, T1, USER, run_scenario
 
@@ -199,3 +200,48 @@ def test_readiness_reports_a_dead_dependency_with_503(live: Stack) -> None:
     assert ready.status_code == 503
     assert ready.json()["checks"]["redis"].startswith("error:")
     assert ready.json()["checks"]["postgres"] == "ok"
+
+
+PARAPHRASES = ["I don't like long answers.", "Please keep it short.", "Your replies are too wordy."]
+UNRELATED = [
+    "I'm flying to Kyoto on the 14th of April.",
+    "Our cat is called Miso and she is twelve.",
+    "The lasagne recipe needs 500 grams of ricotta.",
+]
+
+
+def test_a_semantic_memory_shows_the_episodes_it_was_folded_from(live: Stack) -> None:
+    live.start_scheduler()
+    ids = [
+        live.client.write_memory(AGENT, USER, "s1", "user", c, ts=T0.replace(minute=i), turn_id=f"p-{i}")
+        for i, c in enumerate(PARAPHRASES + UNRELATED)
+    ]
+    live.client.end_session(AGENT, USER, "s1")
+    live.wait_indexed(ids)
+    batch_ids = live.api.post("/v1/review", json={**SCOPE, "full": True}).json()["batch_ids"]
+    assert batch_ids
+    wait_until(
+        lambda: (
+            live.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
+            == len(batch_ids)
+        ),
+        timeout=60,
+        what="the full review",
+    )
+
+    semantic = _get(live, "/v1/memories", **SCOPE, kind="semantic")
+    assert semantic["total"] == 1
+    listed = semantic["memories"][0]
+    assert set(listed["source_turn_ids"]) == {"p-0", "p-1", "p-2"}
+    memory = _get(live, f"/v1/memories/{listed['id']}", **SCOPE)
+    assert sorted(e["turn_id"] for e in memory["provenance"]["episodes"]) == ["p-0", "p-1", "p-2"]
+    assert [(v["id"], v["version"], v["valid_to"]) for v in memory["provenance"]["versions"]] == [
+        (listed["id"], 1, None)
+    ]
+    member = next(e["id"] for e in memory["provenance"]["episodes"] if e["turn_id"] == "p-1")
+    folded = _get(live, f"/v1/memories/{member}", **SCOPE)
+    assert folded["consolidated"] is True
+    assert [s["id"] for s in folded["provenance"]["semantic_memories"]] == [listed["id"]]
+    # The light review before the full one and the full one itself, newest first.
+    kinds = [r["kind"] for r in _get(live, "/v1/reviews", **SCOPE)["reviews"]]
+    assert kinds == ["full", "light"]
