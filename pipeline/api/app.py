@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -260,22 +261,26 @@ def run_recall(
     as_of: datetime | None = None,
     history: bool = False,
     include_cold: bool = False,
+    observe: bool = True,
 ) -> list[dict[str, Any]]:
-    """Recall as the API serves it (the inspector's recall box too): timed, and hits refresh their access."""
-    with deps.metrics.recall_latency.time():
-        hits = recall_use_case(
-            q,
-            agent_id=agent_id,
-            user_id=user_id,
-            k=k,
-            repo=deps.repo,
-            index=deps.index,
-            embedder=deps.embedder,
-            as_of=as_of,
-            history=history,
-            include_cold=include_cold,
-        )
+    """Recall as the API serves it. With `observe` (agents' recalls) it is timed for /metrics and its hits
+    refresh their access; the inspector passes False so that looking at memories does not keep them warm."""
+    started = time.perf_counter()
+    hits = recall_use_case(
+        q,
+        agent_id=agent_id,
+        user_id=user_id,
+        k=k,
+        repo=deps.repo,
+        index=deps.index,
+        embedder=deps.embedder,
+        as_of=as_of,
+        history=history,
+        include_cold=include_cold,
+    )
+    if observe:
         _after_recall(deps, hits)
+        deps.metrics.recall_latency.observe(time.perf_counter() - started)
     return [h.to_json() for h in hits]
 
 

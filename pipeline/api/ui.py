@@ -91,7 +91,7 @@ def scope(
     memories, total = store.list_memories(f, limit=PAGE, offset=offset)
     results = None
     if q:
-        results = run_recall(deps, q, agent_id=agent_id, user_id=user_id, k=10)
+        results = run_recall(deps, q, agent_id=agent_id, user_id=user_id, k=10, observe=False)
         for r in results:
             r["breakdown"] = score_breakdown(r)
     facts = deps.repo.facts(agent_id, user_id)

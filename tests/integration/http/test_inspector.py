@@ -126,3 +126,8 @@ def test_the_inspector_shows_memories_facts_reviews_dead_letters_and_recall(live
     expect(page.locator("tr.dead")).to_have_count(1)
     expect(page.locator("tr.dead .reason")).to_contain_text("role: must be one of")
     page.screenshot(path=str(ARTIFACTS / "inspector-dead-letters.png"), full_page=True)
+
+    # Looking is not using: the inspector's recall neither counts as an agent's recall nor keeps hits warm.
+    assert "hindsight_recall_latency_seconds_count 0.0" in live.api.get("/metrics").text
+    with live.repo.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT max(access_count) FROM episodes").scalar() == 0
