@@ -359,6 +359,7 @@ def decay(
             engine,
             when,
             DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+            chunk=settings.decay.chunk,
         )
     engine.dispose()
     if as_json:

@@ -66,6 +66,9 @@ class DecaySettings(BaseModel):
     rate_per_day: float = Field(0.05, ge=0)
     cold_below: float = Field(0.1, ge=0, le=1)
     every_s: float = Field(3600.0, gt=0, description="how often beat runs the decay pass")
+    # Ids per transaction. Smaller chunks hold fewer row locks and keep each transaction's dirty pages in
+    # shared_buffers; 50,000 was the fastest of 50k/100k/200k in `hindsight bench decay` (BENCHMARKS.md).
+    chunk: int = Field(50_000, ge=1000)
     # Cold items older than this are purged (hard-forgotten); None keeps cold storage forever.
     cold_retention_days: float | None = Field(None, gt=0)
 

@@ -109,10 +109,10 @@ class Episode(Base):
             postgresql_where=text("full_batch_id IS NULL"),
         ),
         Index("ix_episodes_light_batch", "light_batch_id"),
-        Index("ix_episodes_hot", "id", postgresql_where=text("status = 'kept' AND NOT core")),
         Index("ix_episodes_full_batch", "full_batch_id"),
-        # Room on every page, so the hourly decay pass's weight rewrites are HOT (no new index
-        # entries): migration 0005, figures in BENCHMARKS.md (`hindsight bench decay`).
+        # Room on every page, so the decay pass's rewrites of weight and status are HOT (no new index
+        # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0010,
+        # figures in BENCHMARKS.md (`hindsight bench decay`).
         {"postgresql_with": {"fillfactor": 70}},
     )
 
