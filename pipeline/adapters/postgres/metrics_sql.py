@@ -67,10 +67,12 @@ def read_review_metrics(engine: Engine) -> ReviewMetrics:
     """One snapshot: a handful of aggregate queries (one scan of `reviews`, one of `batches`)."""
     m = ReviewMetrics()
     with translate_errors(), engine.connect() as conn:
+        # A fast worker can start a batch before its dispatcher stamps dispatched_at (which then stays
+        # NULL): a batch that started was dispatched all the same.
         for trigger, kind, n in conn.execute(
             text(
-                "SELECT trigger, kind, count(*) FROM batches WHERE dispatched_at IS NOT NULL "
-                "GROUP BY trigger, kind"
+                "SELECT trigger, kind, count(*) FROM batches "
+                "WHERE dispatched_at IS NOT NULL OR started_at IS NOT NULL GROUP BY trigger, kind"
             )
         ):
             m.dispatched[(trigger, kind)] = int(n)
