@@ -27,16 +27,21 @@ $(BIN)/docker-compose:
 
 install: $(STAMP)
 
+# Debian's chromium for the inspector's browser test (playwright drives it; it never downloads a browser).
+CHROMIUM ?= /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && apt-get install -y -qq chromium
+
 run: install
 	$(BIN)/hindsight up
 
-test: install
+test: install $(CHROMIUM)
 	$(BIN)/pytest
 
 test-unit: install
 	$(BIN)/pytest tests/unit tests/contract
 
-test-integration: install
+test-integration: install $(CHROMIUM)
 	$(BIN)/pytest tests/integration tests/e2e
 
 # Hostile-input fuzzing (hypothesis), 10,000 cases per surface: minutes, so not part of `make test`.

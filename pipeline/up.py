@@ -88,6 +88,7 @@ def run_up(settings: Settings, console: Console) -> None:
 def _print_summary(console: Console, settings: Settings, urls: dict[str, str], data_dir: Any) -> None:
     table = Table("service", "where", show_header=True)
     table.add_row("API", f"{settings.api_url}  (OpenAPI: {settings.api_url}/docs)")
+    table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
     if settings.mcp_port is not None:
         table.add_row("MCP", f"http://{settings.api_host}:{settings.mcp_port}/mcp  (streamable HTTP)")
     table.add_row(
