@@ -17,8 +17,10 @@ from sqlalchemy import text
 
 from pipeline import __version__
 from pipeline.access import AccessRecorder
+from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
 from pipeline.api.limits import BodySizeLimit
@@ -49,6 +51,8 @@ class ApiDeps:
     forgetting: ForgettingStore
     indexer: Indexer | None = field(default=None)
     access: AccessRecorder | None = field(default=None)
+    recall_store: RecallStore | None = field(default=None)
+    lexicon: Lexicon | None = field(default=None)
 
 
 class ReviewRequest(BaseModel):
@@ -78,6 +82,11 @@ router = APIRouter()
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
+    if deps.recall_store is None:
+        deps.recall_store = RecallStore(deps.repo.engine)
+    if deps.lexicon is None:
+        deps.lexicon = Lexicon(deps.recall_store, refresh_s=deps.settings.recall.lexicon_refresh_s)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if deps.run_indexer:
@@ -145,24 +154,33 @@ def recall(
     as_of: str | None = None,
     history: bool = False,
     include_cold: bool = False,
+    explain: bool = True,
 ) -> dict[str, Any]:
-    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded;
-    `include_cold` searches cold storage too, and re-heats the cold memories it returns."""
+    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded (ranked
+    below what replaced them); `include_cold` searches cold storage too, and re-heats the cold memories it
+    returns; `explain` (default on) adds each result's score breakdown."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
+    assert deps.recall_store is not None  # set by create_app
     hits = recall_use_case(
         q,
         agent_id=agent_id,
         user_id=user_id,
         k=k,
         repo=deps.repo,
+        store=deps.recall_store,
         index=deps.index,
         embedder=deps.embedder,
+        lexicon=deps.lexicon,
         as_of=when,
         history=history,
         include_cold=include_cold,
     )
     _after_recall(deps, hits)
-    return {"results": [h.to_json() for h in hits]}
+    results = [h.to_json() for h in hits]
+    if not explain:
+        for r in results:
+            r.pop("explain", None)
+    return {"results": results}
 
 
 def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:

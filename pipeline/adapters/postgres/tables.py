@@ -111,6 +111,8 @@ class Episode(Base):
         Index("ix_episodes_light_batch", "light_batch_id"),
         Index("ix_episodes_hot", "id", postgresql_where=text("status = 'kept' AND NOT core")),
         Index("ix_episodes_full_batch", "full_batch_id"),
+        # The recall lexicon's top-ups: what a scope had reviewed since (migration 0006).
+        Index("ix_episodes_scope_reviewed", "agent_id", "user_id", "reviewed_at"),
         # Room on every page, so the hourly decay pass's weight rewrites are HOT (no new index
         # entries): migration 0005, figures in BENCHMARKS.md (`hindsight bench decay`).
         {"postgresql_with": {"fillfactor": 70}},
