@@ -80,7 +80,11 @@ def test_superseded_values_rank_below_current_ones_and_as_of_answers_the_past(st
     assert {"dense", "lexical", "fused", "weight", "trust", "semantic_boost", "fact_boost"} <= set(
         top["explain"]
     )
-    assert top["explain"]["lexical_rank"] is not None  # found by words, not only by vector
+    assert top["explain"]["lexical_rank"] is None  # no word of the question is in the answer...
+    assert top["explain"]["dense_rank"] is not None  # ...but the vector finds it
+    worded = _recall(stack, "搬到上海", "li")
+    assert worded[0]["source_turn_ids"] == [new]
+    assert worded[0]["explain"]["lexical_rank"] == 1
 
     # History: the superseded value comes back, flagged, and never above the value that replaced it, even
     # for a query worded like the old statement.
