@@ -101,9 +101,11 @@ class Lexicon:
                 context = scope.last_text.get(doc.session_id, "")
                 scope.last_text[doc.session_id] = doc.text
             if doc.recallable:
-                scope.index.add(
-                    ref, weighted_terms(doc.text, context=context, context_weight=self.context_weight)
-                )
+                # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
+                # Caroline's turns; the previous turn is context without its speaker's name.
+                own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
+                terms = weighted_terms(own, context=context, context_weight=self.context_weight)
+                scope.index.add(ref, terms)
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 

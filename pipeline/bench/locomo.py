@@ -38,7 +38,7 @@ BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_ben
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # Bump when what the bench ingests changes (content format, roles, metadata): the fingerprint then
 # no longer matches and `--reuse` re-ingests.
-INGEST_FORMAT = "2"
+INGEST_FORMAT = "3"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 K = 10
 POLL_S = 0.5

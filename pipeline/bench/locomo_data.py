@@ -39,9 +39,11 @@ class LocomoTurn:
 
     @property
     def content(self) -> str:
-        """What the agent service stores: who said it, what, and what the shared photo shows."""
+        """What the agent service stores: what was said and what the shared photo shows. Who said it goes
+        in metadata.speaker: in the content, the name made every turn of a speaker alike to MiniLM, and
+        review clustered whole conversations into a handful of 300-turn "memories" (measured)."""
         photo = f" [shares a photo: {self.caption}]" if self.caption else ""
-        return f"{self.speaker}: {self.text}{photo}"
+        return f"{self.text}{photo}".strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ class LexicalDoc:
     id: int
     session_id: str | None
     text: str
+    speaker: str | None  # metadata.speaker: who said it, when the agent service names people
     recallable: bool  # kept (episodes) / open and kept (semantic); the others are context only
     changed_at: datetime
 
@@ -57,12 +58,12 @@ _EPISODES = """
 """
 
 _LEXICAL = """
-    SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.status = 'kept' AS recallable,
-           e.reviewed_at AS changed_at
+    SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.metadata->>'speaker' AS speaker,
+           e.status = 'kept' AS recallable, e.reviewed_at AS changed_at
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.reviewed_at > :since AND e.status <> 'forgotten'
     UNION ALL
-    SELECT 'semantic', m.id, NULL, m.text, m.status = 'kept' AND m.valid_to IS NULL, m.created_at
+    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
     ORDER BY 1, 2
@@ -113,7 +114,7 @@ class RecallStore:
         """Episodes reviewed and semantic memories created after `since`, in id order (turn order)."""
         with translate_errors(), self.engine.connect() as conn:
             return [
-                LexicalDoc(r.kind, r.id, r.session_id, r.text, bool(r.recallable), r.changed_at)
+                LexicalDoc(r.kind, r.id, r.session_id, r.text, r.speaker, bool(r.recallable), r.changed_at)
                 for r in conn.execute(text(_LEXICAL), {"a": agent_id, "u": user_id, "since": since})
             ]
 
