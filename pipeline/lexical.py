@@ -65,8 +65,10 @@ class BM25:
     (a turn's own words at 1.0, the turn before it at a fraction).
     """
 
-    k1: float = 1.2
-    b: float = 0.75
+    # Turns are short and of similar length: less length normalisation and earlier term saturation than
+    # the textbook 1.2 / 0.75 (+0.01 R@5 on LoCoMo 1-5).
+    k1: float = 0.9
+    b: float = 0.5
     _ids: list[object] = field(default_factory=list)
     _lengths: list[float] = field(default_factory=list)
     _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)

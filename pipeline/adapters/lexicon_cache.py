@@ -45,7 +45,7 @@ class Lexicon:
         store: RecallStore,
         *,
         refresh_s: float = 1.0,
-        context_weight: float = 0.5,
+        context_weight: float = 0.75,
         max_scopes: int = 256,
     ) -> None:
         self.store = store

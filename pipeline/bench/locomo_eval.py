@@ -23,14 +23,14 @@ from pipeline.recall import DEFAULT_TUNING, RecallTuning
 # Ablations and alternatives, named for `--variant`; each is measured beside the default in one run.
 VARIANTS: dict[str, RecallTuning] = {
     "lexical-only": replace(DEFAULT_TUNING, dense=False),
-    "normalised-fusion": replace(DEFAULT_TUNING, fusion="normalised"),
+    "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
+    "equal-weights": replace(DEFAULT_TUNING, dense_weight=1.0),
     "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
-    "rrf-k20": replace(DEFAULT_TUNING, rrf_k=20.0),
-    "lexical-x1.5": replace(DEFAULT_TUNING, lexical_weight=1.5),
-    "dense-x1.5": replace(DEFAULT_TUNING, dense_weight=1.5),
+    "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
+    "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
 }
-CONTEXT_VARIANTS = {"no-context": 0.0, "context-0.25": 0.25, "context-1.0": 1.0}
+CONTEXT_VARIANTS = {"no-context": 0.0, "context-0.5": 0.5, "context-1.0": 1.0}
 
 
 @dataclass
