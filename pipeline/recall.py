@@ -148,7 +148,7 @@ def recall(
         rrf_k = tuning.rrf_k if use_lexical and tuning.fusion == "rrf" else None
         hits += _cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k)
     hits = _history_below_current(hits, tuning.superseded_factor)
-    hits.sort(key=lambda hit: hit.score, reverse=True)
+    hits.sort(key=_rank_key, reverse=True)
     if tuning.stand_in:
         hits = _stand_in(hits, tuning.stand_in_max)
     return hits[:k]
@@ -225,6 +225,11 @@ def _hit(
     )
 
 
+def _rank_key(hit: Hit) -> tuple[float, bool]:
+    # On equal scores (min-max fusion gives the last candidate of a list 0) what is current goes first.
+    return hit.score, not hit.superseded
+
+
 def _history_below_current(hits: list[Hit], factor: float) -> list[Hit]:
     """History mode: a superseded statement never outranks a current one, however well it matches the
     query's words (it usually matches them best: the question is asked in the old value's terms)."""
@@ -275,7 +280,7 @@ def _stand_in(hits: list[Hit], max_members: int) -> list[Hit]:
             explain = {**(h.explain or {}), "stands_in_for_score": round(best, 6)}
             h = replace(h, score=best * ranking.SEMANTIC_BOOST, explain=explain)
         lifted.append(h)
-    lifted.sort(key=lambda hit: hit.score, reverse=True)
+    lifted.sort(key=_rank_key, reverse=True)
     covered: set[str] = set()
     out: list[Hit] = []
     for h in lifted:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import lexical, ranking
+from pipeline import lexical, ranking, recall
 from pipeline.bench.locomo_data import normalise_evidence, recall_at_k
+from pipeline.models import Hit
 
 
 def test_rrf_sums_reciprocal_ranks_over_lists() -> None:
@@ -101,3 +102,36 @@ def test_recall_at_k_counts_distinct_turns_not_results() -> None:
     assert recall_at_k([], {"x"}, 10) == 0.0
     with pytest.raises(ValueError, match="without evidence"):
         recall_at_k(ranked, set(), 5)
+
+
+def _hit(
+    id_: str, score: float, turns: tuple[str, ...], *, kind: str = "episode", superseded: bool = False
+) -> Hit:
+    return Hit(id_, kind, id_, score, 1.0, None, None, turns, None, superseded=superseded)  # type: ignore[arg-type]
+
+
+def test_history_puts_superseded_statements_below_every_current_one_even_on_ties() -> None:
+    hits = [
+        _hit("old", 0.9, ("t1",), superseded=True),
+        _hit("new", 0.0, ("t2",)),
+        _hit("other", 0.4, ("t3",)),
+    ]
+    ranked = sorted(recall._history_below_current(hits, 0.5), key=recall._rank_key, reverse=True)
+    assert [h.id for h in ranked] == ["other", "new", "old"]
+    assert ranked[-1].score == 0.0
+
+
+def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_not() -> None:
+    hits = [
+        _hit("member-b", 0.9, ("b",)),
+        _hit("other", 0.8, ("x",)),
+        _hit("small", 0.3, ("a", "b", "c"), kind="semantic"),
+        _hit("member-a", 0.2, ("a",)),
+        _hit("large", 0.1, (*tuple(f"t{i}" for i in range(20)), "x"), kind="semantic"),
+    ]
+    out = recall._stand_in(hits, max_members=12)
+    assert [h.id for h in out] == ["small", "other", "large"]
+    assert out[0].score == pytest.approx(0.9 * ranking.SEMANTIC_BOOST)  # lifted above its best member
+    assert out[0].source_turn_ids == ("b", "a", "c")  # most relevant member first
+    assert out[0].explain == {"stands_in_for_score": 0.9}
+    assert out[2].score == 0.1  # a 21-turn memory keeps its own rank, and "other" keeps its place
