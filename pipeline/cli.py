@@ -655,6 +655,77 @@ def bench_poisoning(
         fail("poisoning targets missed (see above)")
 
 
+@bench_app.command("locomo", epilog=example("hindsight bench locomo --reuse --no-write"))
+def bench_locomo(
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    conversations: Annotated[
+        list[str] | None, typer.Option("--conversations", help="only these sample ids (repeatable)")
+    ] = None,
+    reuse: Annotated[
+        bool, typer.Option(help="skip ingest+review when the bench database holds the same data fingerprint")
+    ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="also score these ranking variants (see pipeline/bench/locomo_eval.py)"),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="disposable database (TRUNCATEd on ingest)"
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_REDIS_URL", help="disposable Redis db (FLUSHDBed on ingest)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only for all conversations)")] = True,
+) -> None:
+    """Evidence recall@5/@10 of the real pipeline on LoCoMo, beside BM25 and dense-only."""
+    from pipeline.bench import locomo as bench
+
+    bench.run_locomo_bench(
+        _settings(),
+        data=data or bench.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        conversations=conversations,
+        reuse=reuse,
+        variants=variant or [],
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
+def bench_recall(
+    n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,
+    queries: Annotated[int, typer.Option(min=20, help="LoCoMo questions asked (each timed both ways)")] = 300,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="bench database (its own scope only)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Recall p95 at 100k memories in one scope vs query embedding + raw vector search p95."""
+    from pipeline.bench import locomo
+    from pipeline.bench import recall_latency as bench
+
+    bench.run_recall_bench(
+        _settings(),
+        n=n,
+        queries=queries,
+        data=data or locomo.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        write=write,
+        console=out,
+    )
+
+
 def main() -> None:
     import redis
     from sqlalchemy.exc import OperationalError

@@ -305,6 +305,10 @@ def _hit(r: Mapping[str, Any]) -> Hit:
         valid_to=datetime.fromisoformat(r["valid_to"]) if r.get("valid_to") else None,
         source_turn_ids=tuple(r.get("source_turn_ids") or ()),
         session_id=r.get("session_id"),
+        cold=bool(r.get("cold", False)),
+        event_time=datetime.fromisoformat(r["event_time"]) if r.get("event_time") else None,
+        superseded=bool(r.get("superseded", False)),
+        explain=r.get("explain"),
     )
 
 

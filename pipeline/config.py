@@ -81,6 +81,11 @@ class DecaySettings(BaseModel):
     cold_retention_days: float | None = Field(None, gt=0)
 
 
+class RecallSettings(BaseModel):
+    # The in-memory BM25 of a scope is topped up from PostgreSQL at most this often (it lags like the index).
+    lexicon_refresh_s: float = Field(1.0, gt=0, description="seconds between lexicon top-ups of one scope")
+
+
 class CelerySettings(BaseModel):
     # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
     visibility_timeout_s: int = Field(900, ge=1)
@@ -145,6 +150,7 @@ class Settings(BaseSettings):
     celery: CelerySettings = CelerySettings()
     review: ReviewSettings = ReviewSettings()
     decay: DecaySettings = DecaySettings()
+    recall: RecallSettings = RecallSettings()
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     working_memory: WorkingMemorySettings = WorkingMemorySettings()

@@ -17,8 +17,10 @@ from sqlalchemy import text
 
 from pipeline import __version__, session_end
 from pipeline.access import AccessRecorder
+from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
 from pipeline.api import quarantine, reflect, working_memory
@@ -60,6 +62,8 @@ class ApiDeps:
     indexer: Indexer | None = field(default=None)
     access: AccessRecorder | None = field(default=None)
     metrics: ApiMetrics = field(default_factory=ApiMetrics)
+    recall_store: RecallStore | None = field(default=None)
+    lexicon: Lexicon | None = field(default=None)
 
 
 class ReviewRequest(BaseModel):
@@ -97,6 +101,11 @@ router = APIRouter()
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
+    if deps.recall_store is None:
+        deps.recall_store = RecallStore(deps.repo.engine)
+    if deps.lexicon is None:
+        deps.lexicon = Lexicon(deps.recall_store, refresh_s=deps.settings.recall.lexicon_refresh_s)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if deps.run_indexer:
@@ -240,10 +249,12 @@ def recall(
     history: bool = False,
     include_cold: bool = False,
     session_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    explain: bool = True,
 ) -> dict[str, Any]:
-    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded;
-    `include_cold` searches cold storage too, and re-heats the cold memories it returns; `session_id`
-    adds that session's working memory beside the results."""
+    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded (ranked
+    below what replaced them); `include_cold` searches cold storage too, and re-heats the cold memories it
+    returns; `explain` (default on) adds each result's score breakdown; `session_id` adds that session's
+    working memory beside the results."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     results = run_recall(
         deps,
@@ -255,6 +266,9 @@ def recall(
         history=history,
         include_cold=include_cold,
     )
+    if not explain:
+        for r in results:
+            r.pop("explain", None)
     body: dict[str, Any] = {"results": results}
     if session_id is not None:
         body["working_memory"] = working_memory.state_json(deps, agent_id, user_id, session_id)
@@ -275,6 +289,7 @@ def run_recall(
 ) -> list[dict[str, Any]]:
     """Recall as the API serves it. With `observe` (agents' recalls) it is timed for /metrics and its hits
     refresh their access; the inspector passes False so that looking at memories does not keep them warm."""
+    assert deps.recall_store is not None  # set by create_app
     started = time.perf_counter()
     hits = recall_use_case(
         q,
@@ -282,8 +297,10 @@ def run_recall(
         user_id=user_id,
         k=k,
         repo=deps.repo,
+        store=deps.recall_store,
         index=deps.index,
         embedder=deps.embedder,
+        lexicon=deps.lexicon,
         as_of=as_of,
         history=history,
         include_cold=include_cold,

@@ -12,7 +12,6 @@ from pipeline import reflect as reflect_use_case
 from pipeline.adapters.llm import make_client
 from pipeline.api import working_memory
 from pipeline.llm_tasks import JSONCompleter
-from pipeline.recall import recall
 from pipeline.validation import parse_ts
 
 if TYPE_CHECKING:
@@ -49,20 +48,16 @@ def post_reflect(request: Request, body: ReflectRequest) -> dict[str, Any]:
     as_of = parse_ts(body.as_of, field_name="as_of") if body.as_of else None
     current = deps.repo.facts(body.agent_id, body.user_id, as_of=as_of)
     history = deps.repo.facts(body.agent_id, body.user_id, history=True)
-    hits = recall(
-        body.goal,
-        agent_id=body.agent_id,
-        user_id=body.user_id,
-        k=body.k,
-        repo=deps.repo,
-        index=deps.index,
-        embedder=deps.embedder,
-        as_of=as_of,
+    from pipeline.api.app import run_recall  # app imports this module's router
+
+    # Not `observed`: evidence gathered for a reflection neither refreshes access nor counts as a recall.
+    related = run_recall(
+        deps, body.goal, agent_id=body.agent_id, user_id=body.user_id, k=body.k, as_of=as_of, observe=False
     )
     evidence = reflect_use_case.Evidence(
         current_facts=current,
         superseded_facts=reflect_use_case.superseded(history),
-        related_memories=[h.to_json() for h in hits],
+        related_memories=related,
         working_memory=(
             working_memory.state_json(deps, body.agent_id, body.user_id, body.session_id)
             if body.session_id

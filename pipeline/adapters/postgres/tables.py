@@ -114,8 +114,10 @@ class Episode(Base):
         ),
         Index("ix_episodes_light_batch", "light_batch_id"),
         Index("ix_episodes_full_batch", "full_batch_id"),
+        # The recall lexicon's top-ups: what a scope had reviewed since (migration 0008).
+        Index("ix_episodes_scope_reviewed", "agent_id", "user_id", "reviewed_at"),
         # Room on every page, so the decay pass's rewrites of weight and status are HOT (no new index
-        # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0010,
+        # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0006,
         # figures in BENCHMARKS.md (`hindsight bench decay`).
         {"postgresql_with": {"fillfactor": 70}},
     )

@@ -1,6 +1,6 @@
 """episodes: drop ix_episodes_hot, so a decay pass that sends memories cold updates them in place (HOT)
 
-Revision ID: 0010
+Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-30 20:45:00.000000
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
+revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
