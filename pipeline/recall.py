@@ -50,6 +50,11 @@ class RecallTuning:
     # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
     # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters).
     stand_in_max: int = 12
+    # Review folds a member at this weight (ReviewSettings.member_weight) because its memory ranks for it;
+    # a memory too big to stand in does not, so its members get their own weight back (LoCoMo: 2,150 turns
+    # sit in memories of more than 12 members).
+    member_weight: float = 0.5
+    unfold_big: bool = True
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -202,8 +207,9 @@ def _hit(
     if row is None:
         return None
     turn_ids = (row.turn_id, *row.merged_turn_ids)
+    unfolded = tuning.unfold_big and row.folded_into > tuning.stand_in_max and tuning.member_weight > 0
     factors = ranking.Factors(
-        weight=row.weight,
+        weight=max(row.weight, min(row.weight / tuning.member_weight, 1.0)) if unfolded else row.weight,
         trust=ranking.SOURCE_TRUST.get(row.source, ranking.UNKNOWN_TRUST),
         window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
         fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,

@@ -135,3 +135,28 @@ def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_no
     assert out[0].source_turn_ids == ("b", "a", "c")  # most relevant member first
     assert out[0].explain == {"stands_in_for_score": 0.9}
     assert out[2].score == 0.1  # a 21-turn memory keeps its own rank, and "other" keeps its place
+
+
+def _episode(weight: float, folded_into: int) -> recall.RecallEpisode:
+    from datetime import UTC, datetime
+
+    return recall.RecallEpisode(
+        7, "t7", (), "s", "text", datetime(2024, 1, 1, tzinfo=UTC), "user", weight, False, folded_into
+    )
+
+
+@pytest.mark.parametrize(
+    ("folded_into", "expected_weight"),
+    [(0, 1.0), (5, 0.5), (300, 1.0)],
+)
+def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
+    folded_into: int, expected_weight: float
+) -> None:
+    weight = 1.0 if folded_into == 0 else 0.5  # what review leaves: members at member_weight
+    tuning = recall.RecallTuning(stand_in_max=12, member_weight=0.5)
+    candidate = recall._Candidate(("episode", 7), fused=0.8)
+    hit = recall._hit(candidate, {7: _episode(weight, folded_into)}, {}, None, set(), tuning)
+    assert hit is not None
+    assert hit.explain is not None
+    assert hit.explain["weight"] == expected_weight
+    assert hit.score == pytest.approx(0.8 * expected_weight)

@@ -23,6 +23,9 @@ class RecallEpisode:
     weight: float
     # Every fact this turn stated was closed before `as_of` or retracted: it asserts what is no longer true.
     superseded: bool
+    # Members of the smallest open semantic memory this episode is folded into (0: none): recall undoes
+    # the consolidation penalty when that memory is too big to stand in for it.
+    folded_into: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,10 @@ _EPISODES = """
                     AND e.turn_id = ANY(f.turn_ids))
             AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                     AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL
-                    AND (f.valid_to IS NULL OR f.valid_to > coalesce(:as_of, now())))) AS superseded
+                    AND (f.valid_to IS NULL OR f.valid_to > coalesce(:as_of, now())))) AS superseded,
+           (SELECT min((SELECT count(*) FROM semantic_members x WHERE x.memory_id = sm.memory_id))
+            FROM semantic_members sm JOIN semantic_memories m ON m.id = sm.memory_id
+            WHERE sm.episode_id = e.id AND m.valid_to IS NULL AND m.status = 'kept') AS folded_into
     FROM episodes e
     WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user AND e.status = 'kept'
       AND e.ts <= coalesce(:as_of, 'infinity'::timestamptz)
@@ -105,6 +111,7 @@ class RecallStore:
                     r.source,
                     r.weight,
                     bool(r.superseded),
+                    int(r.folded_into or 0),
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
