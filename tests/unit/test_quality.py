@@ -385,3 +385,26 @@ def test_end_to_end_decisions_for_real_turns() -> None:
     # An agent's inference can reach the judge band, never an outright keep on rules alone.
     agent = score("The user prefers short answers without bullet points", source="agent")
     assert decide_keep(agent, core=False)[0] == "judge"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "A lot's happened since we last chatted - I just joined a new LGBTQ activist group last Tues. "
+        "What's up with you?",
+        "It was Matt Patterson, he is so talented! His voice and songs were amazing. What's up with yours?",
+        "I've known these friends for 4 years, since I moved from my home country. Do you have friends like that?",
+    ],
+)
+def test_a_statement_that_asks_back_is_a_statement_not_a_question(statement: str) -> None:
+    with_question, without = score(statement), score(statement.rsplit(".", 1)[0].rsplit("!", 1)[0] + ".")
+    assert "question" not in with_question.reasons
+    assert with_question.actionability == without.actionability
+    assert with_question.total >= 0.5  # the band's rules-only verdict keeps it
+
+
+@pytest.mark.parametrize(
+    "question", ["Thanks, Mel! What did you paint next?", "Hey Mel! How was the trip to Paris?"]
+)
+def test_a_greeting_before_a_question_leaves_it_a_question(question: str) -> None:
+    assert "question" in score(question).reasons
