@@ -38,8 +38,9 @@ from pipeline.validation import encode_event, utcnow
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # Bump when what the bench ingests changes (content format, roles, metadata): the fingerprint then
-# no longer matches and `--reuse` re-ingests.
-INGEST_FORMAT = "3"
+# no longer matches and `--reuse` re-ingests. Also bump when review's rules change what they keep
+# (4: a statement that asks back is no longer a question to quality.py).
+INGEST_FORMAT = "4"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 K = 10
 POLL_S = 0.5
@@ -416,6 +417,7 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "pipeline's Qdrant index (recall before this change); `hybrid, X` is the default ranking with one "
         "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
         "min-max fusion at 0.3 : 1; no-context: BM25 documents without the previous turn; no-stand-in: "
-        "semantic memories do not replace their members); the last row is the default, asked through "
+        "semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
+        "stand in keep review's member weight 0.5); the last row is the default, asked through "
         f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
     ]

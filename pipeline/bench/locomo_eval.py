@@ -26,6 +26,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
     "equal-weights": replace(DEFAULT_TUNING, dense_weight=1.0),
     "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
+    "no-unfold": replace(DEFAULT_TUNING, unfold_big=False),
     "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
     "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
