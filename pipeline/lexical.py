@@ -70,6 +70,7 @@ class BM25:
     k1: float = 0.9
     b: float = 0.5
     _ids: list[object] = field(default_factory=list)
+    _rows: dict[object, int] = field(default_factory=dict)
     _lengths: list[float] = field(default_factory=list)
     _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     _frozen: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = field(default_factory=dict)
@@ -81,7 +82,21 @@ class BM25:
     def add(self, doc_id: object, weighted_terms: dict[str, float]) -> None:
         row = len(self._ids)
         self._ids.append(doc_id)
-        self._lengths.append(sum(weighted_terms.values()))
+        self._rows[doc_id] = row
+        self._lengths.append(0.0)
+        self._append(row, weighted_terms)
+
+    def extend(self, doc_id: object, weighted_terms: dict[str, float]) -> bool:
+        """Add terms to a document already indexed (False if it is not): its term frequencies and length
+        grow as if they had been there from the start."""
+        row = self._rows.get(doc_id)
+        if row is None:
+            return False
+        self._append(row, weighted_terms)
+        return True
+
+    def _append(self, row: int, weighted_terms: dict[str, float]) -> None:
+        self._lengths[row] += sum(weighted_terms.values())
         for term, tf in weighted_terms.items():
             self._postings.setdefault(term, []).append((row, tf))
             self._frozen.pop(term, None)
@@ -121,10 +136,13 @@ class BM25:
             raw = self._postings.get(term)
             if not raw:
                 return None
-            frozen = (
-                np.fromiter((r for r, _ in raw), dtype=np.int64, count=len(raw)),
-                np.fromiter((w for _, w in raw), dtype=np.float32, count=len(raw)),
-            )
+            rows = np.fromiter((r for r, _ in raw), dtype=np.int64, count=len(raw))
+            tf = np.fromiter((w for _, w in raw), dtype=np.float32, count=len(raw))
+            if rows.size > 1 and np.any(np.diff(rows) <= 0):
+                # `extend` appended to an earlier document: one posting per document, frequencies summed.
+                rows, inverse = np.unique(rows, return_inverse=True)
+                tf = np.bincount(inverse, weights=tf).astype(np.float32)
+            frozen = (rows, tf)
             self._frozen[term] = frozen
         return frozen
 

@@ -30,27 +30,38 @@ class _Scope:
     last_text: dict[str, str] = field(
         default_factory=dict
     )  # session -> its latest turn, the next one's context
+    last_doc: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest document
     high_water: datetime = EPOCH
     refreshed: float = 0.0  # monotonic
     refreshing: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+# LoCoMo 1-5: the previous turn at 0.75 beat 0.5 and 1.0; the next turn at 0.3 added +0.012 R@5 and
+# +0.008 R@10 on top (0.2 and 0.5 measured within 0.005 of it).
+CONTEXT_WEIGHT = 0.75
+NEXT_WEIGHT = 0.3
+
+
 class Lexicon:
     """BM25 search over a scope's memories. `context_weight` is how much of the previous turn of the same
-    session counts in a turn's document (a reply often only makes sense with the question before it)."""
+    session counts in a turn's document (a reply often only makes sense with the question before it);
+    `next_weight` how much of the next turn does (a question, or a photo, is often explained by the reply),
+    added when that turn arrives."""
 
     def __init__(
         self,
         store: RecallStore,
         *,
         refresh_s: float = 1.0,
-        context_weight: float = 0.75,
+        context_weight: float = CONTEXT_WEIGHT,
+        next_weight: float = NEXT_WEIGHT,
         max_scopes: int = 256,
     ) -> None:
         self.store = store
         self.refresh_s = refresh_s
         self.context_weight = context_weight
+        self.next_weight = next_weight
         self.max_scopes = max_scopes
         self._scopes: OrderedDict[tuple[str, str], _Scope] = OrderedDict()
         self._lock = threading.Lock()
@@ -100,12 +111,20 @@ class Lexicon:
             if doc.session_id is not None:
                 context = scope.last_text.get(doc.session_id, "")
                 scope.last_text[doc.session_id] = doc.text
+                before = scope.last_doc.pop(doc.session_id, None)
+                if before is not None and self.next_weight > 0:
+                    # The answer to a question is context of the question, too.
+                    scope.index.extend(
+                        before, weighted_terms("", context=doc.text, context_weight=self.next_weight)
+                    )
             if doc.recallable:
                 # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
                 # Caroline's turns; the previous turn is context without its speaker's name.
                 own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
                 terms = weighted_terms(own, context=context, context_weight=self.context_weight)
                 scope.index.add(ref, terms)
+                if doc.session_id is not None:
+                    scope.last_doc[doc.session_id] = ref
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 

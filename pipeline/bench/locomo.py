@@ -416,8 +416,8 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "Rows: the floor is BM25 over the raw turn texts; dense only is cosine x weight x trust from the "
         "pipeline's Qdrant index (recall before this change); `hybrid, X` is the default ranking with one "
         "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
-        "min-max fusion at 0.3 : 1; no-context: BM25 documents without the previous turn; no-stand-in: "
-        "semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
+        "min-max fusion at 0.3 : 1; no-context: BM25 documents without the previous or next turn; "
+        "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
         "stand in keep review's member weight 0.5); the last row is the default, asked through "
         f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
     ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.bench.locomo import K, Ranker, Table, score
 from pipeline.bench.locomo_data import AGENT, Question
 from pipeline.config import Settings
@@ -31,7 +32,13 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
 }
-CONTEXT_VARIANTS = {"no-context": 0.0, "context-0.5": 0.5, "context-1.0": 1.0}
+# Lexicon variants: (previous-turn weight, next-turn weight).
+CONTEXT_VARIANTS = {
+    "no-context": (0.0, 0.0),
+    "no-next": (CONTEXT_WEIGHT, 0.0),
+    "context-0.5": (0.5, NEXT_WEIGHT),
+    "context-1.0": (1.0, NEXT_WEIGHT),
+}
 
 
 @dataclass
@@ -141,7 +148,8 @@ def evaluate(
             for name in variants:
                 t0 = time.perf_counter()
                 if name in CONTEXT_VARIANTS:
-                    lexicon = Lexicon(store, refresh_s=3600.0, context_weight=CONTEXT_VARIANTS[name])
+                    previous, following = CONTEXT_VARIANTS[name]
+                    lexicon = Lexicon(store, refresh_s=3600.0, context_weight=previous, next_weight=following)
                     ranker = use_case(DEFAULT_TUNING, lexicon)
                 else:
                     ranker = use_case(VARIANTS[name], deps.lexicon)

@@ -62,7 +62,21 @@ def test_top_ups_read_only_what_changed_and_run_behind_recall() -> None:
     deadline = time.monotonic() + 5
     while not lex.search("a", "u", "friday", 5) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == [2]
+    # 2 says it; 1, indexed by an earlier read, gets it as its next turn's context, at a lower score.
+    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == [2, 1]
     assert store.calls[0][2] < T0  # the first read takes everything
     assert store.calls[-1][2] > T0  # later ones only what changed since (with a short overlap)
     assert sorted(i for _, i, _ in lex.search("a", "u", "cello", 5)) == [1, 2]  # nothing added twice
+
+
+def test_the_next_turn_is_context_of_the_one_before_it() -> None:
+    store = Store()
+    store.add(1, "Guess what I adopted last week?", speaker="Caroline")
+    store.add(2, "A puppy from the shelter!", speaker="Caroline", kept=False)  # cold: context only
+    store.add(3, "I adopted nothing, only bought a puppy toy", session="s2")
+    without = _lexicon(store, next_weight=0.0)
+    assert [i for _, i, _ in without.search("a", "u", "shelter", 5)] == []
+    lex = _lexicon(store, next_weight=0.5)
+    assert [i for _, i, _ in lex.search("a", "u", "shelter", 5)] == [1]
+    # The reply's words count less than a turn's own: s2's turn 3 says "puppy" itself.
+    assert lex.search("a", "u", "puppy", 5)[0][1] == 3

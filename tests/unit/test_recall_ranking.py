@@ -160,3 +160,20 @@ def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
     assert hit.explain is not None
     assert hit.explain["weight"] == expected_weight
     assert hit.score == pytest.approx(0.8 * expected_weight)
+
+
+def test_bm25_extend_scores_as_if_the_terms_had_been_added_at_once() -> None:
+    whole, extended = lexical.BM25(), lexical.BM25()
+    for index in (whole, extended):
+        index.add("other", lexical.weighted_terms("a shelter dog barked at the puppy"))
+    whole.add("doc", {"puppy": 1.0, "toy": 1.0, "shelter": 0.5})
+    extended.add("doc", {"puppy": 1.0, "toy": 1.0})
+    extended.add("later", lexical.weighted_terms("nothing to see"))
+    whole.add("later", lexical.weighted_terms("nothing to see"))
+    assert [d for d, _ in extended.search("shelter", 5)] == ["other"]
+    assert extended.extend("doc", {"shelter": 0.5, "puppy": 0.0})
+    assert not extended.extend("missing", {"shelter": 1.0})
+    for query in ("shelter", "puppy toy", "shelter puppy"):
+        got, want = extended.search(query, 5), whole.search(query, 5)
+        assert [d for d, _ in got] == [d for d, _ in want]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want])
