@@ -40,6 +40,10 @@ class RunnerConfig:
     idle_s: float
     max_batch: int
     trim_every_s: float = 30.0
+    # Batches claimed but not yet started that may wait in the review queue. Beyond that the backlog
+    # stays as pending episodes in PostgreSQL, where each claim takes the most urgent first; batches
+    # claimed eagerly would freeze arrival order into the Celery queue and defeat priorities.
+    max_waiting: int = 16
 
 
 def consumer_name() -> str:
@@ -150,14 +154,18 @@ class SchedulerRunner:
         return inserted
 
     def tick(self) -> list[int]:
-        """Run the policy over the backlog; claim and dispatch what it decides. Returns batch ids."""
+        """Run the policy over the backlog; claim and dispatch what it decides, as far as the review queue
+        has room. Returns batch ids."""
+        room = self.config.max_waiting - self.repo.waiting_batches()
+        if room <= 0:
+            return []
         decisions = decide(
             self.repo.backlog(),
             now=self.clock(),
             batch_size=self.config.batch_size,
             idle_s=self.config.idle_s,
         )
-        return self.claim_and_dispatch(decisions)
+        return self.claim_and_dispatch(decisions[:room])
 
     def claim_and_dispatch(self, decisions: Sequence[Dispatch], *, min_full: int | None = None) -> list[int]:
         batch_ids: list[int] = []

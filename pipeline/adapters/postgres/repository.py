@@ -149,6 +149,7 @@ class Repository:
                 func.count().filter(e.c.light_batch_id.is_(None)).label("pending_light"),
                 func.max(e.c.received_at).label("last_received"),
                 func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
+                func.min(e.c.priority).label("top_priority"),
             )
             .select_from(
                 e.outerjoin(
@@ -172,7 +173,9 @@ class Repository:
                 scope=scope,
                 pending_full=sum(r.pending_full for r in rows),
                 sessions=tuple(
-                    SessionBacklog(r.session_id, r.pending_light, r.last_received, bool(r.ended))
+                    SessionBacklog(
+                        r.session_id, r.pending_light, r.last_received, bool(r.ended), int(r.top_priority)
+                    )
                     for r in rows
                 ),
             )
@@ -221,6 +224,12 @@ class Repository:
             column = "full_batch_id" if d.kind == "full" else "light_batch_id"
             s.execute(update(e).where(e.c.id.in_(ids)).values({column: batch_id}))
             return int(batch_id)
+
+    def waiting_batches(self) -> int:
+        """Batches claimed or dispatched that no worker has started yet: the review queue's real depth."""
+        with translate_errors(), self.engine.connect() as conn:
+            n = conn.scalar(text("SELECT count(*) FROM batches WHERE status IN ('pending', 'dispatched')"))
+            return int(n or 0)
 
     def mark_dispatched(self, batch_ids: Sequence[int], now: datetime) -> None:
         b = batches
