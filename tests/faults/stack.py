@@ -13,7 +13,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -247,7 +246,8 @@ class Stack:
         """Every distinct turn is exactly one episode, reviewed; every batch done and reviewed once."""
         unique = sorted(sent.unique_turn_ids)
         counts = self.rows(
-            "SELECT turn_id, count(*) AS n FROM episodes WHERE turn_id = ANY(:ids) GROUP BY turn_id", ids=unique
+            "SELECT turn_id, count(*) AS n FROM episodes WHERE turn_id = ANY(:ids) GROUP BY turn_id",
+            ids=unique,
         )
         assert len(counts) == len(unique), f"{len(unique) - len(counts)} turns never became episodes"
         assert all(r.n == 1 for r in counts)
@@ -293,10 +293,8 @@ class Stack:
         expected = self.repo.indexable_point_ids()
         actual = self.index_ids()
         missing, orphan = expected - actual, actual - expected
-        assert not missing and not orphan, (
-            f"index disagrees: {len(missing)} missing (e.g. {sorted(missing)[:3]}), "
-            f"{len(orphan)} orphans (e.g. {sorted(orphan)[:3]})"
-        )
+        assert not missing, f"{len(missing)} points missing from the index, e.g. {sorted(missing)[:3]}"
+        assert not orphan, f"{len(orphan)} orphan points in the index, e.g. {sorted(orphan)[:3]}"
         return len(expected), len(missing), len(orphan)
 
 
@@ -305,8 +303,21 @@ class Stack:
 PLACES = ["Paris", "Berlin", "Shanghai", "Lisbon", "Toronto", "Nairobi", "Osaka", "Lima", "Oslo", "Austin"]
 FOODS = ["ramen", "tacos", "dumplings", "risotto", "falafel", "pho", "paella", "curry", "sushi", "pierogi"]
 HOBBIES = ["climbing", "chess", "sailing", "pottery", "running", "painting", "cycling", "baking", "birding"]
-PEOPLE = ["my sister Ana", "my manager Li", "my neighbour Tom", "my friend Sara", "my son Kai", "my aunt Rosa"]
-THINGS = ["the quarterly report", "the garden fence", "the flight to Rome", "the dentist visit", "the new laptop"]
+PEOPLE = [
+    "my sister Ana",
+    "my manager Li",
+    "my neighbour Tom",
+    "my friend Sara",
+    "my son Kai",
+    "my aunt Rosa",
+]
+THINGS = [
+    "the quarterly report",
+    "the garden fence",
+    "the flight to Rome",
+    "the dentist visit",
+    "the new laptop",
+]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "the weekend", "next month"]
 USER_LINES = [
     "I moved to {place} last year and I still love the food there.",

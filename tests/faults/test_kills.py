@@ -69,4 +69,6 @@ def test_sigkill_storm_loses_and_doubles_nothing(stack: Stack) -> None:
     expected, _, _ = stack.assert_index_agrees()
     assert expected > 0
     assert stack.scalar("SELECT count(*) FROM facts") > 0  # the chains checked above exist
-    print(f"{TURNS} turns (+{traffic.duplicates} duplicates, {traffic.session_ends} session ends) in {elapsed:.0f}s")
+    print(
+        f"{TURNS} turns (+{traffic.duplicates} duplicates, {traffic.session_ends} session ends) in {elapsed:.0f}s"
+    )

@@ -216,6 +216,8 @@ def test_zz_pipeline_whole_after_all_faults(live: Stack) -> None:
         notes = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("recovery_s", "turns"))
         lines.append(f"| {name} | {r['turns']} | {r['recovery_s']} | {notes} |")
     lines.append("")
-    lines.append(f"Load average at the end: {Path('/proc/loadavg').read_text().split()[:3]} (2 cores, shared).")
+    lines.append(
+        f"Load average at the end: {Path('/proc/loadavg').read_text().split()[:3]} (2 cores, shared)."
+    )
     write_section("faults", "\n".join(lines), REPO_ROOT / "BENCHMARKS.md")
     assert len(recoveries) == 5, recoveries
