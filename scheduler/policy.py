@@ -6,8 +6,8 @@
   episodes that no review has seen yet.
 
 Under a backlog the decisions come out most urgent first (the lowest priority number waiting: user
-turns 1, agent 2, tool 3), so that a scheduler allowed to dispatch only a few batches at a time
-spends them on user turns.
+turns 1, agent 2, tool 3; then the longest waiting), so that a scheduler allowed to dispatch only a
+few batches at a time spends them on user turns, fairly across scopes.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class SessionBacklog:
     last_received_at: datetime  # when the newest of them reached the store
     ended: bool
     top_priority: int = 2  # the most urgent (lowest) priority among its pending episodes
+    first_pending_id: int = 0  # the oldest episode of that priority: ties go to whoever waited longest
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +39,9 @@ class ScopeBacklog:
     sessions: tuple[SessionBacklog, ...]
 
     @property
-    def top_priority(self) -> int:
-        return min((s.top_priority for s in self.sessions), default=2)
+    def urgency(self) -> tuple[int, int]:
+        """(most urgent priority waiting, id of its oldest episode): lower goes first."""
+        return min(((s.top_priority, s.first_pending_id) for s in self.sessions), default=(2, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +54,11 @@ class Dispatch:
 
 def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle_s: float) -> list[Dispatch]:
     """The reviews to start now, most urgent first. `idle_s` is in seconds; `now` must be timezone-aware."""
-    ranked: list[tuple[int, Dispatch]] = []
+    ranked: list[tuple[tuple[int, int], Dispatch]] = []
     for backlog in backlogs:
         if backlog.pending_full >= batch_size:
             # A full review takes every pending episode of the scope, sessions included.
-            ranked.append((backlog.top_priority, Dispatch(backlog.scope, "full", "batch_size")))
+            ranked.append((backlog.urgency, Dispatch(backlog.scope, "full", "batch_size")))
             continue
         for session in backlog.sessions:
             if session.pending_light <= 0:
@@ -67,8 +69,9 @@ def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle
                 d = Dispatch(backlog.scope, "light", "idle", session.session_id)
             else:
                 continue
-            ranked.append((session.top_priority, d))
-    # Stable: equally urgent work keeps the backlog's order.
+            ranked.append(((session.top_priority, session.first_pending_id), d))
+    # Most urgent priority first; among equals, the one whose oldest such episode waited longest, so that
+    # a scheduler dispatching one batch at a time rotates over scopes instead of draining one of them.
     ranked.sort(key=lambda pair: pair[0])
     return [d for _, d in ranked]
 

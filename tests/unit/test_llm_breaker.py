@@ -67,7 +67,8 @@ def test_probes_after_the_cooldown_and_closes_on_success() -> None:
     clock.t += 0.2
     endpoint.failing = None
     assert ask(breaker).ok
-    assert not breaker.is_open and endpoint.calls == 3
+    assert not breaker.is_open
+    assert endpoint.calls == 3
 
 
 def test_a_failed_probe_opens_again_at_once() -> None:

@@ -203,8 +203,8 @@ def test_point_id_is_a_uuid_string(kind: str, ref_id: int) -> None:
 # -- urgency under backlog ----------------------------------------------------------------------------
 
 
-def prioritised(s: Scope, top: int, *, pending: int = BATCH) -> ScopeBacklog:
-    sess = SessionBacklog("s1", pending, NOW, ended=True, top_priority=top)
+def prioritised(s: Scope, top: int, *, pending: int = BATCH, first: int = 0) -> ScopeBacklog:
+    sess = SessionBacklog("s1", pending, NOW, ended=True, top_priority=top, first_pending_id=first)
     return ScopeBacklog(scope=s, pending_full=pending, sessions=(sess,))
 
 
@@ -221,3 +221,14 @@ def test_decide_orders_light_reviews_by_urgency_too() -> None:
         light(BOB, "s1", "session_end"),
         light(ALICE, "s1", "session_end"),
     ]
+
+
+def test_decide_rotates_equally_urgent_scopes_by_who_waited_longest() -> None:
+    # Regression (fault suite, backlog): with one free slot per tick, the first scope in backlog order won
+    # every time, ran out of user turns and had its agent turns reviewed while other scopes' users waited.
+    backlogs = [
+        prioritised(ALICE, 1, first=900),
+        prioritised(BOB, 1, first=12),
+        prioritised(CAROL, 2, first=1),
+    ]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == [full(BOB), full(ALICE), full(CAROL)]

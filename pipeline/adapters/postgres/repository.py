@@ -32,6 +32,8 @@ from pipeline.vector_ids import point_id
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 
 OUTBOX_CHANNEL = "hindsight_outbox"
+# priority * URGENCY_SHIFT + id orders by priority, then id, for ids below 2**40 (a trillion episodes).
+URGENCY_SHIFT = 2**40
 EPISODE = "episode"
 SEMANTIC = "semantic"
 
@@ -149,7 +151,8 @@ class Repository:
                 func.count().filter(e.c.light_batch_id.is_(None)).label("pending_light"),
                 func.max(e.c.received_at).label("last_received"),
                 func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
-                func.min(e.c.priority).label("top_priority"),
+                # min over (priority, id) in one bigint: the most urgent priority and its oldest episode.
+                func.min(e.c.priority * URGENCY_SHIFT + e.c.id).label("urgency"),
             )
             .select_from(
                 e.outerjoin(
@@ -174,7 +177,12 @@ class Repository:
                 pending_full=sum(r.pending_full for r in rows),
                 sessions=tuple(
                     SessionBacklog(
-                        r.session_id, r.pending_light, r.last_received, bool(r.ended), int(r.top_priority)
+                        r.session_id,
+                        r.pending_light,
+                        r.last_received,
+                        bool(r.ended),
+                        top_priority=int(r.urgency) // URGENCY_SHIFT,
+                        first_pending_id=int(r.urgency) % URGENCY_SHIFT,
                     )
                     for r in rows
                 ),
