@@ -25,6 +25,9 @@ from pipeline.validation import decode_stream_fields, parse_event
 from scheduler.policy import Dispatch, decide
 
 log = get_logger(__name__)
+# Longest wait between retries while PostgreSQL or Redis is down. Each retry is one cheap round trip; a longer
+# wait only delays recovery (with 30 s, a 30 s outage could leave the scheduler asleep 16 s past its end).
+MAX_BACKOFF_S = 10.0
 
 Dispatcher = Callable[[int], None]  # sends review_batch(batch_id)
 
@@ -98,7 +101,7 @@ class SchedulerRunner:
                 log.warning("scheduler.retry", error=str(exc)[:300], backoff_s=backoff)
                 recover_own = True
                 self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
         log.info("scheduler.stopped", consumer=self.consumer)
 
     def step(self) -> None:
