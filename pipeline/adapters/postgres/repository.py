@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, delete, func, insert, select, text, update
+from sqlalchemy import BigInteger, Engine, and_, case, cast, delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -152,7 +152,7 @@ class Repository:
                 func.max(e.c.received_at).label("last_received"),
                 func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
                 # min over (priority, id) in one bigint: the most urgent priority and its oldest episode.
-                func.min(e.c.priority * URGENCY_SHIFT + e.c.id).label("urgency"),
+                func.min(cast(e.c.priority, BigInteger) * URGENCY_SHIFT + e.c.id).label("urgency"),
             )
             .select_from(
                 e.outerjoin(
