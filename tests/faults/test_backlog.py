@@ -8,13 +8,15 @@ hour on 2 shared cores: the turns all really arrive, and a measured part is drai
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import redis
 
-from tests.faults.stack import Role, Stack, Traffic, push
+from pipeline.bench.report import write_section
+from tests.faults.stack import REPO_ROOT, Role, Stack, Traffic, push
 from tests.helpers import free_port, wait_until
 
 TURNS = 50_000
@@ -44,15 +46,18 @@ def test_backlog_drains_user_turns_first_with_bounded_memory(stack: Stack) -> No
     stream = stack.stream()
     rss: dict[str, list[float]] = {"scheduler": [], "worker": []}
     pushed = 0
+    started = time.monotonic()
     for chunk in traffic.chunks(2000):
         pushed += push(stream, chunk)
         rss["scheduler"].append(scheduler.rss_mb())
+    push_s = time.monotonic() - started
 
     def all_stored() -> bool:
         rss["scheduler"].append(scheduler.rss_mb())
         return bool(stack.scalar("SELECT count(*) FROM episodes") == TURNS)
 
     wait_until(all_stored, timeout=300, interval=1.0, what="the scheduler to store all 50,000 turns")
+    stored_s = time.monotonic() - started
     time.sleep(3)  # a few scheduler ticks with the queue full
     stats = _stats(port, api)
     celery = redis.Redis.from_url(stack.servers.redis_url)
@@ -92,10 +97,18 @@ def test_backlog_drains_user_turns_first_with_bounded_memory(stack: Stack) -> No
     )
     reviewed = stack.scalar("SELECT count(*) FROM episodes WHERE reviewed_at IS NOT NULL")
     stats = _stats(port, api)
-    print(
-        f"pushed {pushed}; drained {reviewed} in {DRAIN_S:.0f}s; claims after start by priority {later_claims}; "
-        f"rss max scheduler {max(rss['scheduler']):.0f} MiB, worker {max(rss['worker']):.0f} MiB; stats {stats}"
+    summary = (
+        f"Backlog (`pytest tests/faults/test_backlog.py`): {pushed} turns pushed in {push_s:.1f} s with no review "
+        f"worker running; the scheduler stored them all in {stored_s:.0f} s and claimed only {MAX_WAITING} batches "
+        f"(the rest waited as pending episodes; `stats` showed {TURNS} episodes, {MAX_WAITING} dispatched "
+        f"batches, stream lag 0). Then one worker drained {reviewed} turns in {DRAIN_S:.0f} s; every batch claimed "
+        f"meanwhile held user turns only ({later_claims.get(1, 0)} claimed, 0 agent/tool) while "
+        f"{len(traffic.by_priority.get(1, ()))} of the {TURNS} were user turns. Peak RSS: scheduler "
+        f"{max(rss['scheduler']):.0f} MiB, worker {max(rss['worker']):.0f} MiB (worker at a quarter of the drain "
+        f"{rss['worker'][len(rss['worker']) // 4]:.0f} MiB, at the end {rss['worker'][-1]:.0f} MiB). "
+        f"Load average {Path('/proc/loadavg').read_text().split()[:3]} (2 cores, shared)."
     )
+    print(summary, stats)
     assert reviewed > 0
     assert reviewed_by_priority.get(1, 0) > 0
     # Every batch claimed once workers ran took user turns only: 20,000 of them were still waiting.
@@ -106,6 +119,7 @@ def test_backlog_drains_user_turns_first_with_bounded_memory(stack: Stack) -> No
     assert max(rss["worker"]) < WORKER_RSS_LIMIT_MB
     # Bounded, not growing with the backlog: the last samples are no higher than the early ones by much.
     assert rss["worker"][-1] - rss["worker"][len(rss["worker"]) // 4] < 200
+    write_section("faults-backlog", summary, REPO_ROOT / "BENCHMARKS.md")
 
 
 def _stats(port: int, api: Role) -> dict[str, Any]:
