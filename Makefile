@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 COMPOSE_VERSION ?= 2.40.3
 
-.PHONY: install run test test-unit test-integration lint format typecheck bench-ingest clean
+.PHONY: install run test test-unit test-integration test-fuzz lint format typecheck bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ test-unit: install
 
 test-integration: install
 	$(BIN)/pytest tests/integration tests/e2e
+
+# Hostile-input fuzzing (hypothesis), 10,000 cases per surface: minutes, so not part of `make test`.
+# HINDSIGHT_FUZZ_EXAMPLES=500 make test-fuzz for a quick pass.
+test-fuzz: install
+	$(BIN)/pytest tests/fuzz
 
 lint: install
 	$(BIN)/ruff check .

@@ -22,6 +22,10 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks; each writes its figures to BENCHMARKS.md.")
 app.add_typer(bench_app, name="bench")
+quarantine_app = typer.Typer(
+    no_args_is_help=True, help="Turns quarantined as instructions to the agent: list, release, reject."
+)
+app.add_typer(quarantine_app, name="quarantine")
 out = Console()
 err = Console(stderr=True)
 
@@ -123,6 +127,27 @@ def indexer_cmd(
             "process opens the folder)"
         )
     run_indexer(settings)
+
+
+@app.command("mcp")
+def mcp_cmd(
+    transport: Annotated[str, typer.Option(help="stdio (a desktop client launches it) or http")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
+    port: Annotated[
+        int | None, typer.Option(help="http: port (0 = any free port; default HINDSIGHT_MCP_PORT or 8701)")
+    ] = None,
+) -> None:
+    """The MCP server: memory tools over stdio or streamable HTTP (at /mcp), talking to the HTTP API.
+
+    Example: hindsight mcp --transport http --port 8701
+    """
+    from pipeline.mcp.run import run_mcp
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport: expected stdio or http, got {transport!r}")
+    settings = _settings()
+    port = port if port is not None else (settings.mcp_port or 8701)
+    run_mcp(settings, transport="stdio" if transport == "stdio" else "http", host=host, port=port)
 
 
 @app.command()
@@ -399,6 +424,67 @@ def update_cmd(
     out.print_json(data=result)
 
 
+@quarantine_app.command("list")
+def quarantine_list(
+    agent: Annotated[str | None, typer.Option("--agent")] = None,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 100,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Quarantined turns, oldest first, with the detector's reason and score."""
+    params: dict[str, Any] = {"limit": limit}
+    if agent:
+        params["agent_id"] = agent
+    if user:
+        params["user_id"] = user
+    with _http(_settings()) as client:
+        rows = _call(client, "GET", "/v1/quarantine", params=params)["quarantined"]
+    if as_json:
+        sys.stdout.write(json.dumps({"quarantined": rows}, ensure_ascii=False) + "\n")
+        return
+    if not rows:
+        out.print("nothing quarantined")
+    for r in rows:
+        v = r.get("verdict", {})
+        out.print(
+            f"{r['id']}  {r['agent_id']}/{r['user_id']}  source={r['source']}  score={v.get('score')}  "
+            f"{v.get('reason', '')}",
+            markup=False,
+        )
+        out.print(f"    {r['content'][:200]!r}", markup=False)
+
+
+def _quarantine_decide(action: str, memory_id: str, agent: str, user: str, reason: str, actor: str) -> None:
+    body = {"agent_id": agent, "user_id": user, "reason": reason, "actor": actor}
+    with _http(_settings()) as client:
+        result = _call(client, "POST", f"/v1/quarantine/{memory_id}/{action}", json=body)
+    out.print_json(data=result)
+
+
+@quarantine_app.command("release")
+def quarantine_release(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n>, as `quarantine list` shows it")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason", help="why it is safe; kept in the audit log")],
+    actor: Annotated[str, typer.Option("--actor", help="who vouches for it; kept in the audit log")] = "cli",
+) -> None:
+    """Release a quarantined turn: it is reviewed again (without the detector) and may then be recalled."""
+    _quarantine_decide("release", memory_id, agent, user, reason, actor)
+
+
+@quarantine_app.command("reject")
+def quarantine_reject(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n>, as `quarantine list` shows it")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason", help="kept in the audit log")],
+    actor: Annotated[str, typer.Option("--actor", help="kept in the audit log")] = "cli",
+) -> None:
+    """Confirm a quarantine: the turn stays in PostgreSQL as evidence and is never recalled."""
+    _quarantine_decide("reject", memory_id, agent, user, reason, actor)
+
+
 @app.command()
 def reindex() -> None:
     """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing)."""
@@ -489,6 +575,22 @@ def bench_review(
         write=write,
         console=out,
     )
+
+
+@bench_app.command("poisoning")
+def bench_poisoning(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="locomo10.json (benign traffic; default: the shared copy)")
+    ] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
+    from pipeline.bench import poisoning
+    from pipeline.bench.review import DEFAULT_DATA
+
+    results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
+    if results["attacks"][2] < poisoning.ATTACK_TARGET or results["locomo"][2] > poisoning.LOCOMO_TARGET:
+        fail("poisoning targets missed (see above)")
 
 
 def main() -> None:

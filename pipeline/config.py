@@ -58,6 +58,14 @@ class ReviewSettings(BaseModel):
     )
     member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
     cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
+    # Prompt-injection screening (pipeline/injection.py): figures in BENCHMARKS.md (`hindsight bench poisoning`).
+    quarantine_at: float = Field(0.6, ge=0, le=1, description="detector score that quarantines a turn")
+    injection_uncertain_from: float = Field(
+        0.4, ge=0, le=1, description="detector score from which the LLM gives a second opinion"
+    )
+    injection_llm_quarantine_at: float = Field(
+        0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
+    )
 
 
 class DecaySettings(BaseModel):
@@ -80,6 +88,17 @@ class CelerySettings(BaseModel):
     restore_interval_s: int = Field(10, ge=1)
 
 
+class WorkingMemorySettings(BaseModel):
+    """Session working memory (task, confirmed slots, pending questions) kept in Redis."""
+
+    ttl_s: int = Field(
+        6 * 3600, ge=1, description="seconds after its last change that a session's working memory expires"
+    )
+    max_slots: int = Field(100, ge=1)
+    max_questions: int = Field(50, ge=1)
+    max_chars: int = Field(2000, ge=1, description="longest task, slot value or question")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_nested_delimiter="__", extra="ignore")
 
@@ -97,6 +116,9 @@ class Settings(BaseSettings):
     api_port: int = 8700
     api_url: str = "http://127.0.0.1:8700"
     flower_port: int = 5555
+    # `hindsight up` also serves MCP over streamable HTTP on this port when set (off by default: desktop
+    # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
+    mcp_port: int | None = None
     flower_user: str = "admin"
     flower_password: SecretStr = SecretStr("hindsight")
 
@@ -128,6 +150,7 @@ class Settings(BaseSettings):
     decay: DecaySettings = DecaySettings()
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    working_memory: WorkingMemorySettings = WorkingMemorySettings()
 
     @property
     def embedded_qdrant_path(self) -> Path:

@@ -15,15 +15,16 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 
-from pipeline import __version__
+from pipeline import __version__, session_end
 from pipeline.access import AccessRecorder
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
+from pipeline.api import memory_list, quarantine, reflect, working_memory
 from pipeline.api.limits import BodySizeLimit
 from pipeline.config import Settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import HindsightError, InvalidTurn, InvalidValue, NotFound, RetryableError
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
@@ -107,6 +108,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     _install_error_handlers(app)
 
     app.include_router(router)
+    for extra in (working_memory.router, reflect.router, memory_list.router, quarantine.router):
+        app.include_router(extra)
     return app
 
 
@@ -130,9 +133,11 @@ def post_turns(deps: Deps, items: Annotated[list[Any], Body()]) -> dict[str, Any
 
 @router.post("/v1/sessions/end", status_code=202)
 def end_session(deps: Deps, body: SessionEndRequest) -> dict[str, Any]:
-    event = parse_event({"kind": "session_end", **body.model_dump()}, now=utcnow())
-    deps.stream.add(encode_event(event))
-    return {"accepted": 1}
+    """End a session: its confirmed working-memory slots go to the light review as facts."""
+    slots = session_end.end_session(
+        deps.stream, working_memory.store(deps), **body.model_dump(), now=utcnow()
+    )
+    return {"accepted": 1, "slots_handed_over": slots}
 
 
 @router.get("/v1/recall")
@@ -145,9 +150,11 @@ def recall(
     as_of: str | None = None,
     history: bool = False,
     include_cold: bool = False,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
 ) -> dict[str, Any]:
     """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded;
-    `include_cold` searches cold storage too, and re-heats the cold memories it returns."""
+    `include_cold` searches cold storage too, and re-heats the cold memories it returns; `session_id`
+    adds that session's working memory beside the results."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     hits = recall_use_case(
         q,
@@ -162,7 +169,10 @@ def recall(
         include_cold=include_cold,
     )
     _after_recall(deps, hits)
-    return {"results": [h.to_json() for h in hits]}
+    body: dict[str, Any] = {"results": [h.to_json() for h in hits]}
+    if session_id is not None:
+        body["working_memory"] = working_memory.state_json(deps, agent_id, user_id, session_id)
+    return body
 
 
 def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
@@ -199,7 +209,7 @@ class UpdateRequest(BaseModel):
 
 def _memory_ref(memory_id: str) -> tuple[str, int]:
     kind, _, ref = memory_id.partition(":")
-    if kind not in ("episode", "semantic") or not ref.isdigit():
+    if kind not in ("episode", "semantic") or not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
         raise InvalidTurn(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
     return kind, int(ref)
 
@@ -341,6 +351,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidTurn)
     async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
         return JSONResponse({"detail": exc.reason}, status_code=422)
+
+    @app.exception_handler(InvalidValue)
+    async def invalid_value(_: Request, exc: InvalidValue) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

@@ -304,6 +304,7 @@ class Repository:
             e.c.metadata,
             e.c.status,
             e.c.embedding,
+            e.c.quarantine,
         ).where(column == batch.id)
         with translate_errors(), self.engine.connect() as conn:
             return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]

@@ -74,6 +74,8 @@ class Episode(Base):
     priority: Mapped[int] = mapped_column(SmallInteger, server_default="2")
     # pending (not yet reviewed) | kept | cold (scored as noise: kept, never recalled by default)
     # | merged (a near-duplicate folded into `merged_into`) | forgotten
+    # | quarantined (read as an instruction to the agent: never recalled or folded until a person releases it)
+    # | rejected (a person confirmed the quarantine)
     status: Mapped[str] = mapped_column(String(12), server_default="pending")
     core: Mapped[bool] = mapped_column(Boolean, server_default="false")  # identity, allergies...: always kept
     merged_into: Mapped[int | None] = mapped_column(ForeignKey("episodes.id"))
@@ -90,6 +92,8 @@ class Episode(Base):
     cold_since: Mapped[datetime | None] = mapped_column(TS)
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     quality: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # The injection detector's verdict for a quarantined turn, and who released or rejected it (0007).
+    quarantine: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
     received_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
