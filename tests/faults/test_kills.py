@@ -85,4 +85,8 @@ def test_sigkill_storm_loses_and_doubles_nothing(stack: Stack) -> None:
         "(2 cores, shared)."
     )
     print(summary)
-    write_section("faults-sigkill", summary, REPO_ROOT / "BENCHMARKS.md")
+    write_section(
+        "faults-sigkill",
+        "## Faults: SIGKILL storm (`make test-faults`)\n\n" + summary,
+        REPO_ROOT / "BENCHMARKS.md",
+    )

@@ -205,6 +205,8 @@ def test_zz_pipeline_whole_after_all_faults(live: Stack) -> None:
     live.assert_index_agrees()
     live.roles["indexer"].start()
     lines = [
+        "## Faults: recovery from outages (`make test-faults`)",
+        "",
         "Fault recovery (`pytest tests/faults/test_outages.py`): private embedded PostgreSQL and Redis (AOF),",
         "real `hindsight worker` (1), `scheduler`, `indexer --embedded` and `beat` processes, LLM at tests/llm_stub.py.",
         "Recovery = from the end of the fault until every turn of the scenario is reviewed and indexed.",
