@@ -735,6 +735,22 @@ def bench_recall(
     )
 
 
+@bench_app.command("embed", epilog=example("hindsight bench embed --n 300 --rounds 2 --no-write"))
+def bench_embed(
+    n: Annotated[int, typer.Option(min=64, help="LoCoMo turns per throughput measurement")] = 1000,
+    rounds: Annotated[int, typer.Option(min=1, help="interleaved rounds; the best of each counts")] = 4,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
+    from pipeline.bench import embed as bench
+    from pipeline.bench.review import DEFAULT_DATA
+
+    bench.run_embed_bench(
+        _settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
+    )
+
+
 def main() -> None:
     import redis
     from sqlalchemy.exc import OperationalError

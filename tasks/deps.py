@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pipeline import clustering, injection, quality
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
@@ -13,7 +13,7 @@ from pipeline.adapters.redis_stream import connect
 from pipeline.config import get_settings
 from pipeline.llm_breaker import BreakerCompleter
 from pipeline.llm_review import ClientReviewLLM
-from pipeline.ports import ReviewLLM
+from pipeline.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import ReviewConfig
 
 
@@ -23,8 +23,8 @@ def repository() -> Repository:
 
 
 @lru_cache(maxsize=1)
-def embedder() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(get_settings().embedding)
+def embedder() -> WarmEmbedder:
+    return make_embedder(get_settings())
 
 
 @lru_cache(maxsize=1)
