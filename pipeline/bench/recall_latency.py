@@ -140,7 +140,7 @@ def run_recall_bench(
     write: bool,
     console: Console,
 ) -> LatencyResult:
-    from pipeline.adapters.embedder import make_embedder
+    from pipeline.adapters.embedder import SentenceTransformerEmbedder
     from pipeline.adapters.lexicon_cache import Lexicon
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.migrate import upgrade
@@ -156,9 +156,7 @@ def run_recall_bench(
     upgrade(database_url)
     turns, questions = parse(json.loads(data.read_text()))
     texts = [t.content for t in turns]
-    # The configured backend (HINDSIGHT_EMBEDDING__BACKEND), as the API would embed queries.
-    one_thread = settings.embedding.model_copy(update={"torch_threads": 1})
-    embedder = make_embedder(settings.model_copy(update={"embedding": one_thread}))
+    embedder = SentenceTransformerEmbedder(settings.embedding.model_copy(update={"torch_threads": 1}))
     embedder.warm_up()
     engine = make_engine(database_url, pool_size=4)
     vectors = _stored_vectors(engine, turns)
