@@ -7,12 +7,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
-from pipeline.adapters.postgres.semantic_writes import MemoryWrite, retire_superseded, write_memories
-from pipeline.adapters.postgres.tables import episodes, index_outbox
+from pipeline.adapters.postgres.semantic_writes import (
+    MemoryWrite,
+    Outbox,
+    retire_superseded,
+    write_memories,
+)
+from pipeline.adapters.postgres.tables import episodes
 from pipeline.models import CorrectionHint, FactCandidate
 
 EPISODE = "episode"
@@ -94,13 +99,16 @@ def write_review(
         _carry_over(s, loser, survivor)
         touched.add(survivor)
     counts = fact_chains.apply_candidates(s, agent_id, user_id, write.facts, write.hints, now)
-    counts |= write_memories(s, agent_id, user_id, write.memories, now, member_weight=write.member_weight)
+    outbox = Outbox()
+    outbox.add(EPISODE, sorted(touched))
+    counts |= write_memories(
+        s, agent_id, user_id, write.memories, now, member_weight=write.member_weight, outbox=outbox
+    )
     if write.summarise is not None:
         counts |= retire_superseded(
-            s, agent_id, user_id, now, min_members=write.min_members, summarise=write.summarise
+            s, agent_id, user_id, now, min_members=write.min_members, summarise=write.summarise, outbox=outbox
         )
-    if touched:
-        s.execute(insert(index_outbox), [{"kind": EPISODE, "ref_id": i} for i in sorted(touched)])
+    outbox.flush(s)
     return counts
 
 
