@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 COMPOSE_VERSION ?= 2.40.3
 
-.PHONY: install run test test-unit test-integration lint format typecheck bench-ingest clean
+.PHONY: install run test test-unit test-integration test-fuzz lint format typecheck bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,17 +27,27 @@ $(BIN)/docker-compose:
 
 install: $(STAMP)
 
+# Debian's chromium for the inspector's browser test (playwright drives it; it never downloads a browser).
+CHROMIUM ?= /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && apt-get install -y -qq chromium
+
 run: install
 	$(BIN)/hindsight up
 
-test: install
+test: install $(CHROMIUM)
 	$(BIN)/pytest
 
 test-unit: install
 	$(BIN)/pytest tests/unit tests/contract
 
-test-integration: install
+test-integration: install $(CHROMIUM)
 	$(BIN)/pytest tests/integration tests/e2e
+
+# Hostile-input fuzzing (hypothesis), 10,000 cases per surface: minutes, so not part of `make test`.
+# HINDSIGHT_FUZZ_EXAMPLES=500 make test-fuzz for a quick pass.
+test-fuzz: install
+	$(BIN)/pytest tests/fuzz
 
 lint: install
 	$(BIN)/ruff check .

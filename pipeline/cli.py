@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -10,20 +9,34 @@ from typing import Annotated, Any
 
 import httpx
 import typer
-from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline.cli_inspect import register as register_inspect_commands
+from pipeline.cli_support import call, emit_json, err, example, fail, http_client, out
 from pipeline.config import Settings, get_settings
-from pipeline.errors import HindsightError
+from pipeline.errors import HindsightError, RetryableError
 from pipeline.logging import configure_logging
 
 app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Hindsight: agent memory that improves in hindsight."
+    no_args_is_help=True,
+    add_completion=False,
+    help="Hindsight: agent memory that improves in hindsight.",
+    epilog=example("hindsight up", 'hindsight recall "where does she live" --agent demo --user ana'),
 )
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks; each writes its figures to BENCHMARKS.md.")
+bench_app = typer.Typer(
+    no_args_is_help=True,
+    help="Benchmarks; each writes its figures to BENCHMARKS.md.",
+    epilog=example("hindsight bench ingest --n 2000"),
+)
 app.add_typer(bench_app, name="bench")
-out = Console()
-err = Console(stderr=True)
+quarantine_app = typer.Typer(
+    no_args_is_help=True,
+    help="Turns quarantined as instructions to the agent: list, release, reject.",
+    epilog=example("hindsight quarantine list --json"),
+)
+app.add_typer(quarantine_app, name="quarantine")
+register_inspect_commands(app)
 
 
 def _settings() -> Settings:
@@ -32,15 +45,15 @@ def _settings() -> Settings:
     return settings
 
 
-def fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
-    raise typer.Exit(code)
+# Kept under their old names for the commands below.
+_http = http_client
+_call = call
 
 
 # -- roles ----------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=example("hindsight up"))
 def up() -> None:
     """Run the whole pipeline here; with no URLs configured, on embedded Redis, PostgreSQL and Qdrant."""
     from pipeline.up import run_up
@@ -51,7 +64,9 @@ def up() -> None:
         fail(str(exc))
 
 
-@app.command()
+@app.command(
+    epilog=example("HINDSIGHT_DATABASE_URL=postgresql+psycopg://postgres@db/hindsight hindsight migrate")
+)
 def migrate() -> None:
     """Create or upgrade the PostgreSQL schema."""
     from pipeline.adapters.postgres.migrate import upgrade
@@ -61,7 +76,7 @@ def migrate() -> None:
     out.print("schema is up to date")
 
 
-@app.command()
+@app.command(epilog=example("HINDSIGHT_REDIS_URL=redis://redis:6379/0 hindsight scheduler"))
 def scheduler() -> None:
     """Consume the turn stream, store episodes and dispatch review batches."""
     from pipeline.roles import run_scheduler
@@ -69,7 +84,7 @@ def scheduler() -> None:
     run_scheduler(_settings())
 
 
-@app.command()
+@app.command(epilog=example("hindsight worker --queues review"))
 def worker(
     queues: Annotated[str, typer.Option(help="Celery queues to consume")] = "review,maintenance",
     loglevel: str = "INFO",
@@ -80,7 +95,7 @@ def worker(
     run_worker(_settings(), queues=queues, loglevel=loglevel)
 
 
-@app.command()
+@app.command(epilog=example("hindsight beat"))
 def beat(loglevel: str = "INFO") -> None:
     """The periodic jobs (reconcile stalled batches)."""
     from pipeline.roles import run_beat
@@ -88,7 +103,7 @@ def beat(loglevel: str = "INFO") -> None:
     run_beat(_settings(), loglevel=loglevel)
 
 
-@app.command()
+@app.command(epilog=example("HINDSIGHT_QDRANT_URL=http://qdrant:6333 hindsight api --no-indexer"))
 def api(
     indexer: Annotated[
         bool | None,
@@ -102,7 +117,7 @@ def api(
     run_api(settings, run_indexer=(settings.qdrant_url is None) if indexer is None else indexer)
 
 
-@app.command("indexer")
+@app.command("indexer", epilog=example("HINDSIGHT_QDRANT_URL=http://qdrant:6333 hindsight indexer"))
 def indexer_cmd() -> None:
     """Drain the index outbox into Qdrant (needs HINDSIGHT_QDRANT_URL; embedded mode runs it inside `api`)."""
     from pipeline.roles import run_indexer
@@ -116,7 +131,28 @@ def indexer_cmd() -> None:
     run_indexer(settings)
 
 
-@app.command()
+@app.command("mcp", epilog=example("hindsight mcp --transport http --port 8701"))
+def mcp_cmd(
+    transport: Annotated[str, typer.Option(help="stdio (a desktop client launches it) or http")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
+    port: Annotated[
+        int | None, typer.Option(help="http: port (0 = any free port; default HINDSIGHT_MCP_PORT or 8701)")
+    ] = None,
+) -> None:
+    """The MCP server: memory tools over stdio or streamable HTTP (at /mcp), talking to the HTTP API.
+
+    Example: hindsight mcp --transport http --port 8701
+    """
+    from pipeline.mcp.run import run_mcp
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport: expected stdio or http, got {transport!r}")
+    settings = _settings()
+    port = port if port is not None else (settings.mcp_port or 8701)
+    run_mcp(settings, transport="stdio" if transport == "stdio" else "http", host=host, port=port)
+
+
+@app.command(epilog=example("HINDSIGHT_FLOWER_PASSWORD=s3cret hindsight flower"))
 def flower() -> None:
     """Flower, the Celery monitor, with basic auth."""
     from pipeline.roles import run_flower
@@ -127,27 +163,10 @@ def flower() -> None:
 # -- client commands --------------------------------------------------------------------------
 
 
-def _http(settings: Settings) -> httpx.Client:
-    return httpx.Client(base_url=settings.api_url, timeout=60.0)
+JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 
 
-def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
-    try:
-        response = client.request(method, path, **kwargs)
-    except httpx.TransportError:
-        fail(
-            f"cannot reach the API at {client.base_url} - is `hindsight up` (or `hindsight api`) running?", 2
-        )
-    if response.status_code >= 400:
-        try:
-            detail = response.json().get("detail")
-        except ValueError:
-            detail = response.text[:500]
-        fail(f"{method} {path}: {response.status_code} {detail}")
-    return response.json()
-
-
-@app.command()
+@app.command(epilog=example("hindsight ingest examples/turns.jsonl --wait"))
 def ingest(
     file: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="JSONL, one turn per line")
@@ -155,6 +174,7 @@ def ingest(
     wait: Annotated[bool, typer.Option(help="return once every pushed turn is reviewed and indexed")] = False,
     timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 600.0,
     chunk: Annotated[int, typer.Option(min=1, max=1000, help="turns per request")] = 500,
+    as_json: JsonFlag = False,
 ) -> None:
     """Push the turns of a JSONL file; bad lines are reported with their line number and skipped."""
     from pipeline.ingest_file import ingest_file
@@ -166,24 +186,36 @@ def ingest(
         )
         for line_no, reason in result.rejected:
             err.print(f"[yellow]{file}:{line_no}:[/yellow] {reason}", highlight=False)
-        out.print(f"pushed {result.pushed} turns ({len(result.rejected)} lines rejected)")
+        if not as_json:
+            out.print(f"pushed {result.pushed} turns ({len(result.rejected)} lines rejected)")
         if wait and result.turn_ids:
-            _wait_reviewed(client, result.turn_ids, timeout)
+            _wait_reviewed(client, result.turn_ids, timeout, quiet=as_json)
+    if as_json:
+        emit_json(
+            {
+                "pushed": result.pushed,
+                "rejected": [{"line": n, "reason": r} for n, r in result.rejected],
+                "waited": wait,
+            }
+        )
     if result.rejected:
         raise typer.Exit(1)
 
 
-def _wait_reviewed(client: httpx.Client, turn_ids: list[str], timeout: float) -> None:
+def _progress() -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=err, transient=True)
+
+
+def _wait_reviewed(client: httpx.Client, turn_ids: list[str], timeout: float, *, quiet: bool = False) -> None:
     deadline = time.monotonic() + timeout
     total = len(turn_ids)
     asked = False
-    with err.status("waiting for the pipeline...") as status:
+    with _progress() as bar:
+        task = bar.add_task("reviewed and indexed", total=total)
         while True:
             progress = _call(client, "POST", "/v1/progress", json={"turn_ids": turn_ids})["turns"]
-            status.update(
-                f"received {progress['received']}/{total} · reviewed {progress['reviewed']} · "
-                f"indexed {progress['indexed']}"
-            )
+            bar.update(task, completed=progress["indexed"])
             if progress["indexed"] >= total:
                 break
             if progress["received"] >= total and not asked:
@@ -193,21 +225,22 @@ def _wait_reviewed(client: httpx.Client, turn_ids: list[str], timeout: float) ->
             if time.monotonic() > deadline:
                 fail(f"timed out after {timeout:.0f}s: {progress}")
             time.sleep(0.5)
-    out.print(f"all {total} turns reviewed and indexed")
+    if not quiet:
+        out.print(f"all {total} turns reviewed and indexed")
 
 
-@app.command()
+@app.command(epilog=example('hindsight recall "where does she live" --agent demo --user ana -k 5 --json'))
 def recall(
-    query: str,
+    query: Annotated[str, typer.Argument(help="what the agent wants to remember")],
     agent: Annotated[str, typer.Option("--agent", help="agent_id")],
     user: Annotated[str, typer.Option("--user", help="user_id")],
-    k: Annotated[int, typer.Option("-k", min=1, max=100)] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="how many hits")] = 10,
     as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
     history: Annotated[bool, typer.Option("--history", help="include what newer facts superseded")] = False,
     include_cold: Annotated[
         bool, typer.Option("--include-cold", help="search cold storage too (re-heats)")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Ranked memories of one scope for a query."""
     settings = _settings()
@@ -224,7 +257,7 @@ def recall(
     with _http(settings) as client:
         body = _call(client, "GET", "/v1/recall", params=params)
     if as_json:
-        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+        emit_json(body)
         return
     table = Table("id", "score", "kind", "text", "turns", "session", "valid_from")
     for r in body["results"]:
@@ -240,7 +273,9 @@ def recall(
     out.print(table)
 
 
-@app.command()
+@app.command(
+    epilog=example("hindsight facts --agent demo --user ana --entity user --attribute city --history")
+)
 def facts(
     agent: Annotated[str, typer.Option("--agent", help="agent_id")],
     user: Annotated[str, typer.Option("--user", help="user_id")],
@@ -248,7 +283,7 @@ def facts(
     attribute: Annotated[str | None, typer.Option("--attribute")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 time with offset")] = None,
     history: Annotated[bool, typer.Option("--history", help="every version, retracted ones too")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Fact chains: what is true now, what was true at a time, and how it changed."""
     settings = _settings()
@@ -259,7 +294,7 @@ def facts(
     with _http(settings) as client:
         body = _call(client, "GET", "/v1/facts", params=params)
     if as_json:
-        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+        emit_json(body)
         return
     table = Table("entity", "attribute", "value", "valid_from", "valid_to", "source", "turns", "retracted")
     for f in body["facts"]:
@@ -276,27 +311,28 @@ def facts(
     out.print(table)
 
 
-@app.command()
-def stats(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+@app.command(epilog=example("hindsight stats --json"))
+def stats(as_json: JsonFlag = False) -> None:
     """Counts: episodes by status, batches, reviews, outbox lag, stream depth and dead letters."""
     settings = _settings()
     with _http(settings) as client:
         body = _call(client, "GET", "/v1/stats")
     if as_json:
-        sys.stdout.write(json.dumps(body) + "\n")
+        emit_json(body)
         return
     out.print_json(data=body)
 
 
-@app.command()
+@app.command(epilog=example("hindsight review --agent demo --user ana --full --wait"))
 def review(
-    agent: Annotated[str | None, typer.Option("--agent")] = None,
-    user: Annotated[str | None, typer.Option("--user")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="agent_id (with --user)")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="user_id (with --agent)")] = None,
     full: Annotated[bool, typer.Option(help="full review (with clustering) instead of a light one")] = False,
     wait: Annotated[
         bool, typer.Option(help="return once the reviews ran and their results are indexed")
     ] = False,
-    timeout: float = 600.0,
+    timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 600.0,
+    as_json: JsonFlag = False,
 ) -> None:
     """Review whatever is pending now (all scopes, or one), without waiting for a trigger."""
     if (agent is None) != (user is None):
@@ -305,24 +341,36 @@ def review(
     with _http(settings) as client:
         body = _call(client, "POST", "/v1/review", json={"agent_id": agent, "user_id": user, "full": full})
         batch_ids = body["batch_ids"]
-        out.print(f"dispatched {len(batch_ids)} review batch(es)")
+        if not as_json:
+            out.print(f"dispatched {len(batch_ids)} review batch(es)")
         if wait and batch_ids:
-            deadline = time.monotonic() + timeout
-            while True:
-                p = _call(client, "POST", "/v1/progress", json={"batch_ids": batch_ids})
-                if p["batches"]["done"] >= len(batch_ids) and p["outbox_pending"] == 0:
-                    break
-                if time.monotonic() > deadline:
-                    fail(f"timed out after {timeout:.0f}s: {p}")
-                time.sleep(0.5)
-            out.print("reviewed and indexed")
+            _wait_batches(client, batch_ids, timeout)
+            if not as_json:
+                out.print("reviewed and indexed")
+    if as_json:
+        emit_json({"batch_ids": batch_ids, "waited": wait})
 
 
-@app.command()
+def _wait_batches(client: httpx.Client, batch_ids: list[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    with _progress() as bar:
+        task = bar.add_task("batches reviewed", total=len(batch_ids))
+        while True:
+            p = _call(client, "POST", "/v1/progress", json={"batch_ids": batch_ids})
+            bar.update(task, completed=p["batches"]["done"])
+            if p["batches"]["done"] >= len(batch_ids) and p["outbox_pending"] == 0:
+                return
+            if time.monotonic() > deadline:
+                fail(f"timed out after {timeout:.0f}s: {p}")
+            time.sleep(0.5)
+
+
+@app.command(epilog=example("hindsight decay --now 2026-12-31T00:00:00+00:00"))
 def decay(
     now: Annotated[
         str | None, typer.Option("--now", help="pretend it is this time (ISO-8601), for tests")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Run the decay pass now: recompute weights, move faded memories to cold storage."""
     from pipeline.adapters.postgres.decay_sql import run_decay
@@ -333,50 +381,74 @@ def decay(
     settings = _settings()
     when = parse_ts(now, field_name="--now") if now else utcnow()
     engine = make_engine(settings.db_url, pool_size=1)
-    report = run_decay(
-        engine,
-        when,
-        DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
-    )
+    with err.status("decay pass..."):
+        report = run_decay(
+            engine,
+            when,
+            DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+            chunk=settings.decay.chunk,
+        )
     engine.dispose()
+    if as_json:
+        emit_json(
+            {
+                "now": when.isoformat(),
+                "updated": report.updated,
+                "went_cold": report.went_cold,
+                "queued": report.queued,
+            }
+        )
+        return
     out.print(
         f"decay at {when.isoformat()}: {report.updated} weights updated, {report.went_cold} moved to cold storage, "
         f"{report.queued} index updates queued"
     )
 
 
-@app.command()
+@app.command(
+    epilog=example('hindsight forget episode:12 --agent demo --user ana --reason "user request" --hard')
+)
 def forget(
     memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>, as recall shows it")],
-    agent: Annotated[str, typer.Option("--agent")],
-    user: Annotated[str, typer.Option("--user")],
+    agent: Annotated[str, typer.Option("--agent", help="agent_id")],
+    user: Annotated[str, typer.Option("--user", help="user_id")],
     reason: Annotated[str, typer.Option("--reason", help="why; kept in the audit log")],
     hard: Annotated[
         bool, typer.Option("--hard", help="purge everywhere (right to erasure), not reversible")
     ] = False,
     actor: Annotated[str, typer.Option("--actor", help="who asks; kept in the audit log")] = "cli",
+    as_json: JsonFlag = False,
 ) -> None:
     """Forget a memory: soft (out of recall, reversible) or --hard (purged from every store)."""
     settings = _settings()
     body = {"agent_id": agent, "user_id": user, "hard": hard, "reason": reason, "actor": actor}
     with _http(settings) as client:
         result = _call(client, "POST", f"/v1/memories/{memory_id}/forget", json=body)
-    out.print_json(data=result)
+    if as_json:
+        emit_json(result)
+    else:
+        out.print_json(data=result)
 
 
-@app.command("update")
+@app.command(
+    "update",
+    epilog=example(
+        'hindsight update episode:12 --agent demo --user ana --reason "allergy" --core --weight 2'
+    ),
+)
 def update_cmd(
     memory_id: Annotated[str, typer.Argument(help="episode:<n> or semantic:<n>")],
-    agent: Annotated[str, typer.Option("--agent")],
-    user: Annotated[str, typer.Option("--user")],
-    reason: Annotated[str, typer.Option("--reason")],
+    agent: Annotated[str, typer.Option("--agent", help="agent_id")],
+    user: Annotated[str, typer.Option("--user", help="user_id")],
+    reason: Annotated[str, typer.Option("--reason", help="why; kept in the audit log")],
     weight: Annotated[float | None, typer.Option("--weight", min=0, max=10)] = None,
     tag: Annotated[
         list[str] | None, typer.Option("--tag", help="repeat for several; replaces the tags")
     ] = None,
     core: Annotated[bool | None, typer.Option("--core/--no-core")] = None,
     status: Annotated[str | None, typer.Option("--status", help="kept | cold | forgotten")] = None,
-    actor: Annotated[str, typer.Option("--actor")] = "cli",
+    actor: Annotated[str, typer.Option("--actor", help="who asks; kept in the audit log")] = "cli",
+    as_json: JsonFlag = False,
 ) -> None:
     """Change a memory's weight, tags, core flag or status (e.g. --status kept undoes a soft forget)."""
     settings = _settings()
@@ -386,19 +458,105 @@ def update_cmd(
             body[key] = value
     with _http(settings) as client:
         result = _call(client, "PATCH", f"/v1/memories/{memory_id}", json=body)
+    if as_json:
+        emit_json(result)
+    else:
+        out.print_json(data=result)
+
+
+@quarantine_app.command("list", epilog=example("hindsight quarantine list --agent demo --user ana --json"))
+def quarantine_list(
+    agent: Annotated[str | None, typer.Option("--agent")] = None,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 100,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Quarantined turns, oldest first, with the detector's reason and score."""
+    params: dict[str, Any] = {"limit": limit}
+    if agent:
+        params["agent_id"] = agent
+    if user:
+        params["user_id"] = user
+    with _http(_settings()) as client:
+        rows = _call(client, "GET", "/v1/quarantine", params=params)["quarantined"]
+    if as_json:
+        emit_json({"quarantined": rows})
+        return
+    if not rows:
+        out.print("nothing quarantined")
+    for r in rows:
+        v = r.get("verdict", {})
+        out.print(
+            f"{r['id']}  {r['agent_id']}/{r['user_id']}  source={r['source']}  score={v.get('score')}  "
+            f"{v.get('reason', '')}",
+            markup=False,
+        )
+        out.print(f"    {r['content'][:200]!r}", markup=False)
+
+
+def _quarantine_decide(action: str, memory_id: str, agent: str, user: str, reason: str, actor: str) -> None:
+    body = {"agent_id": agent, "user_id": user, "reason": reason, "actor": actor}
+    with _http(_settings()) as client:
+        result = _call(client, "POST", f"/v1/quarantine/{memory_id}/{action}", json=body)
     out.print_json(data=result)
 
 
-@app.command()
-def reindex() -> None:
+@quarantine_app.command(
+    "release",
+    epilog=example('hindsight quarantine release episode:12 --agent demo --user ana --reason "my own words"'),
+)
+def quarantine_release(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n>, as `quarantine list` shows it")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason", help="why it is safe; kept in the audit log")],
+    actor: Annotated[str, typer.Option("--actor", help="who vouches for it; kept in the audit log")] = "cli",
+) -> None:
+    """Release a quarantined turn: it is reviewed again (without the detector) and may then be recalled."""
+    _quarantine_decide("release", memory_id, agent, user, reason, actor)
+
+
+@quarantine_app.command(
+    "reject",
+    epilog=example('hindsight quarantine reject episode:12 --agent demo --user ana --reason "injection"'),
+)
+def quarantine_reject(
+    memory_id: Annotated[str, typer.Argument(help="episode:<n>, as `quarantine list` shows it")],
+    agent: Annotated[str, typer.Option("--agent")],
+    user: Annotated[str, typer.Option("--user")],
+    reason: Annotated[str, typer.Option("--reason", help="kept in the audit log")],
+    actor: Annotated[str, typer.Option("--actor", help="kept in the audit log")] = "cli",
+) -> None:
+    """Confirm a quarantine: the turn stays in PostgreSQL as evidence and is never recalled."""
+    _quarantine_decide("reject", memory_id, agent, user, reason, actor)
+
+
+@app.command(epilog=example("hindsight reindex --wait"))
+def reindex(
+    wait: Annotated[bool, typer.Option(help="return once the indexer has written every point")] = False,
+    timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 3600.0,
+    as_json: JsonFlag = False,
+) -> None:
     """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing)."""
     settings = _settings()
     with _http(settings) as client:
         body = _call(client, "POST", "/v1/reindex")
+        if wait and body["queued"]:
+            deadline = time.monotonic() + timeout
+            with _progress() as bar:
+                task = bar.add_task("points indexed", total=body["queued"])
+                while (pending := _call(client, "POST", "/v1/progress", json={})["outbox_pending"]) > 0:
+                    bar.update(task, completed=max(body["queued"] - pending, 0))
+                    if time.monotonic() > deadline:
+                        fail(f"timed out after {timeout:.0f}s with {pending} points still queued")
+                    time.sleep(0.5)
+    if as_json:
+        emit_json(body)
+        return
     out.print(f"queued {body['queued']} points; removed {body['orphans_deleted']} orphan points")
 
 
-@bench_app.command("ingest")
+@bench_app.command("ingest", epilog=example("hindsight bench ingest --n 2000 --rounds 3"))
 def bench_ingest(
     n: Annotated[int, typer.Option(help="turns per measurement")] = 5000,
     rounds: Annotated[int, typer.Option(help="interleaved rounds of each measurement")] = 3,
@@ -410,7 +568,7 @@ def bench_ingest(
     run_ingest_bench(_settings(), n=n, rounds=rounds, write=write, console=out)
 
 
-@bench_app.command("decay")
+@bench_app.command("decay", epilog=example("hindsight bench decay --rows 100000 --no-write"))
 def bench_decay(
     rows: Annotated[int, typer.Option(min=10_000, help="memory rows in all (~95% episodes)")] = 1_000_000,
     database_url: Annotated[
@@ -441,7 +599,7 @@ def bench_decay(
 BENCH_PARTS = ("full", "batching", "e2e")
 
 
-@bench_app.command("review")
+@bench_app.command("review", epilog=example("hindsight bench review --part full --episodes 2000 --no-write"))
 def bench_review(
     episodes: Annotated[
         int, typer.Option(min=100, help="kept, embedded episodes of the scope a full review clusters")
@@ -481,12 +639,114 @@ def bench_review(
     )
 
 
+@bench_app.command("poisoning", epilog=example("hindsight bench poisoning --no-write"))
+def bench_poisoning(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="locomo10.json (benign traffic; default: the shared copy)")
+    ] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
+    from pipeline.bench import poisoning
+    from pipeline.bench.review import DEFAULT_DATA
+
+    results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
+    if results["attacks"][2] < poisoning.ATTACK_TARGET or results["locomo"][2] > poisoning.LOCOMO_TARGET:
+        fail("poisoning targets missed (see above)")
+
+
+@bench_app.command("locomo", epilog=example("hindsight bench locomo --reuse --no-write"))
+def bench_locomo(
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    conversations: Annotated[
+        list[str] | None, typer.Option("--conversations", help="only these sample ids (repeatable)")
+    ] = None,
+    reuse: Annotated[
+        bool, typer.Option(help="skip ingest+review when the bench database holds the same data fingerprint")
+    ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="also score these ranking variants (see pipeline/bench/locomo_eval.py)"),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="disposable database (TRUNCATEd on ingest)"
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_REDIS_URL", help="disposable Redis db (FLUSHDBed on ingest)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only for all conversations)")] = True,
+) -> None:
+    """Evidence recall@5/@10 of the real pipeline on LoCoMo, beside BM25 and dense-only."""
+    from pipeline.bench import locomo as bench
+
+    bench.run_locomo_bench(
+        _settings(),
+        data=data or bench.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        conversations=conversations,
+        reuse=reuse,
+        variants=variant or [],
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
+def bench_recall(
+    n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,
+    queries: Annotated[int, typer.Option(min=20, help="LoCoMo questions asked (each timed both ways)")] = 300,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="bench database (its own scope only)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Recall p95 at 100k memories in one scope vs query embedding + raw vector search p95."""
+    from pipeline.bench import locomo
+    from pipeline.bench import recall_latency as bench
+
+    bench.run_recall_bench(
+        _settings(),
+        n=n,
+        queries=queries,
+        data=data or locomo.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        write=write,
+        console=out,
+    )
+
+
 def main() -> None:
+    import redis
+    from sqlalchemy.exc import OperationalError
+
     try:
         app()
+    except RetryableError as exc:  # something we depend on is down: exit 2, like an unreachable API
+        _die(str(exc), 2)
     except HindsightError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(1)
+        _die(str(exc), 1)
+    except OperationalError as exc:
+        _die(f"cannot reach PostgreSQL: {exc.orig}", 2)
+    except redis.ConnectionError as exc:
+        _die(f"cannot reach Redis: {exc}", 2)
+
+
+def _die(message: str, code: int) -> None:
+    try:
+        fail(message, code)
+    except typer.Exit as stop:
+        sys.exit(stop.exit_code)
 
 
 if __name__ == "__main__":

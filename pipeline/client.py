@@ -1,7 +1,9 @@
 """The Python client agent services use (DESIGN §3).
 
 `write_memory` and `end_session` validate, then XADD straight to the Redis stream: they return as
-soon as Redis has the turn and never wait for review work. `recall` asks the HTTP API.
+soon as Redis has the turn and never wait for review work. Session working memory is read and written
+in Redis directly too (it changes every turn). `recall`, `reflect` and the memory commands ask the
+HTTP API.
 """
 
 from __future__ import annotations
@@ -13,11 +15,20 @@ from typing import Any
 
 import httpx
 
+from pipeline import session_end
 from pipeline.adapters.redis_stream import TurnStream, connect
+from pipeline.adapters.working_memory_redis import RedisWorkingMemory
 from pipeline.config import Settings, get_settings
 from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
 from pipeline.models import Hit
 from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
+from pipeline.working_memory import WorkingMemory, parse_change
+
+
+class Recall(list[Hit]):
+    """Recall hits (a list, as before) plus the session's working memory when recall named a session."""
+
+    working_memory: WorkingMemory | None = None
 
 
 class MemoryClient:
@@ -26,6 +37,7 @@ class MemoryClient:
         self.stream = TurnStream(
             connect(self.settings.broker_url), self.settings.stream_turns, self.settings.stream_dead
         )
+        self.working = RedisWorkingMemory(self.stream.client, self.settings.working_memory)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=self.settings.api_url, timeout=30.0, headers=headers)
 
@@ -59,16 +71,57 @@ class MemoryClient:
         self.stream.add(encode_event(event))
         return str(fields["turn_id"])
 
-    def end_session(self, agent_id: str, user_id: str, session_id: str) -> None:
-        event = parse_event(
-            {"kind": "session_end", "agent_id": agent_id, "user_id": user_id, "session_id": session_id},
-            now=utcnow(),
+    def end_session(self, agent_id: str, user_id: str, session_id: str) -> int:
+        """End a session: its confirmed working-memory slots go to the light review as facts.
+        Returns how many slots were handed over."""
+        return session_end.end_session(
+            self.stream, self.working, agent_id=agent_id, user_id=user_id, session_id=session_id, now=utcnow()
         )
-        self.stream.add(encode_event(event))
+
+    def get_working_memory(self, agent_id: str, user_id: str, session_id: str) -> WorkingMemory:
+        """The session's working memory; an empty one (expires_in_s None) if none is stored or it expired."""
+        _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        return self.working.get(agent_id, user_id, session_id)
+
+    def set_working_memory(
+        self,
+        agent_id: str,
+        user_id: str,
+        session_id: str,
+        *,
+        task: str | None = None,
+        slots: Mapping[str, str | None] | None = None,
+        pending_questions: list[str] | None = None,
+        replace: bool = False,
+    ) -> WorkingMemory:
+        """Merge into the session's working memory (a None slot value removes that slot, task "" clears the
+        task, pending_questions replaces the list); `replace` starts from empty. Restarts the TTL."""
+        _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        change = parse_change(
+            task=task,
+            slots=slots,
+            pending_questions=pending_questions,
+            replace=replace,
+            limits=self.working.limits,
+        )
+        return self.working.change(agent_id, user_id, session_id, change, now=utcnow())
+
+    def clear_working_memory(self, agent_id: str, user_id: str, session_id: str) -> bool:
+        _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        return self.working.delete(agent_id, user_id, session_id)
 
     def recall(
-        self, query: str, *, agent_id: str, user_id: str, k: int = 10, as_of: datetime | str | None = None
-    ) -> list[Hit]:
+        self,
+        query: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        k: int = 10,
+        as_of: datetime | str | None = None,
+        session_id: str | None = None,
+        include_cold: bool = False,
+    ) -> Recall:
+        """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory."""
         if not query.strip():
             raise InvalidTurn("query: empty")
         params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
@@ -76,13 +129,64 @@ class MemoryClient:
             params["as_of"] = (
                 as_of if isinstance(as_of, datetime) else parse_ts(as_of, field_name="as_of")
             ).isoformat()
+        if session_id is not None:
+            params["session_id"] = session_id
+        if include_cold:
+            params["include_cold"] = "true"
+        body = self._get("/v1/recall", params)
+        hits = Recall(_hit(r) for r in body["results"])
+        if body.get("working_memory") is not None:
+            hits.working_memory = _working_memory(body["working_memory"])
+        return hits
+
+    def reflect(
+        self,
+        goal: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        session_id: str | None = None,
+        k: int = 10,
+        as_of: datetime | str | None = None,
+    ) -> dict[str, Any]:
+        """Review what is remembered against a goal: the LLM's structured review when one is configured,
+        always the evidence (current facts, superseded versions, related memories)."""
+        body: dict[str, Any] = {"goal": goal, "agent_id": agent_id, "user_id": user_id, "k": k}
+        if session_id is not None:
+            body["session_id"] = session_id
+        if as_of is not None:
+            body["as_of"] = as_of.isoformat() if isinstance(as_of, datetime) else as_of
+        return self._send("POST", "/v1/reflect", body)
+
+    def list_memories(
+        self,
+        *,
+        agent_id: str,
+        user_id: str,
+        kind: str | None = None,
+        status: str | None = None,
+        session_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """One page of a scope's memories, newest first: {"memories": [...], "next_offset": n | None}."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit, "offset": offset}
+        for name, value in (("kind", kind), ("status", status), ("session_id", session_id)):
+            if value is not None:
+                params[name] = value
+        return self._get("/v1/memories", params)
+
+    def _get(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = self.http.get("/v1/recall", params=params)
+            response = self.http.get(path, params=params)
         except httpx.TransportError as exc:
             raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
+        if response.status_code == 404:
+            raise NotFound(_message(response))
         if response.status_code >= 400:
-            raise HindsightError(f"recall failed ({response.status_code}): {_message(response)}")
-        return [_hit(r) for r in response.json()["results"]]
+            raise HindsightError(f"GET {path} failed ({response.status_code}): {_message(response)}")
+        result: dict[str, Any] = response.json()
+        return result
 
     def forget(
         self,
@@ -118,6 +222,38 @@ class MemoryClient:
                 body[key] = value
         return self._send("PATCH", f"/v1/memories/{memory_id}", body)
 
+    def quarantined(
+        self, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Turns the review quarantined as instructions to the agent, with the detector's reason and score."""
+        params: dict[str, Any] = {"limit": limit}
+        if agent_id is not None:
+            params["agent_id"] = agent_id
+        if user_id is not None:
+            params["user_id"] = user_id
+        try:
+            response = self.http.get("/v1/quarantine", params=params)
+        except httpx.TransportError as exc:
+            raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
+        if response.status_code >= 400:
+            raise HindsightError(f"quarantine list failed ({response.status_code}): {_message(response)}")
+        rows: list[dict[str, Any]] = response.json()["quarantined"]
+        return rows
+
+    def release_quarantined(
+        self, memory_id: str, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
+    ) -> dict[str, Any]:
+        """Vouch for a quarantined turn: it is reviewed again without the detector. Audited."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        return self._send("POST", f"/v1/quarantine/{memory_id}/release", body)
+
+    def reject_quarantined(
+        self, memory_id: str, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
+    ) -> dict[str, Any]:
+        """Confirm a quarantine: the turn stays as evidence and is never recalled. Audited."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        return self._send("POST", f"/v1/quarantine/{memory_id}/reject", body)
+
     def _send(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self.http.request(method, path, json=body)
@@ -133,6 +269,22 @@ class MemoryClient:
     def close(self) -> None:
         self.http.close()
         self.stream.client.close()
+
+
+def _require_ids(**ids: str) -> None:
+    for name, value in ids.items():
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidTurn(f"{name}: missing")
+
+
+def _working_memory(r: Mapping[str, Any]) -> WorkingMemory:
+    return WorkingMemory(
+        task=r.get("task"),
+        slots=dict(r.get("slots") or {}),
+        pending_questions=tuple(r.get("pending_questions") or ()),
+        updated_at=datetime.fromisoformat(r["updated_at"]) if r.get("updated_at") else None,
+        expires_in_s=r.get("expires_in_s"),
+    )
 
 
 def _message(response: httpx.Response) -> str:
@@ -153,6 +305,10 @@ def _hit(r: Mapping[str, Any]) -> Hit:
         valid_to=datetime.fromisoformat(r["valid_to"]) if r.get("valid_to") else None,
         source_turn_ids=tuple(r.get("source_turn_ids") or ()),
         session_id=r.get("session_id"),
+        cold=bool(r.get("cold", False)),
+        event_time=datetime.fromisoformat(r["event_time"]) if r.get("event_time") else None,
+        superseded=bool(r.get("superseded", False)),
+        explain=r.get("explain"),
     )
 
 
@@ -183,11 +339,19 @@ def write_memory(
     )
 
 
-def end_session(agent_id: str, user_id: str, session_id: str) -> None:
-    _client().end_session(agent_id, user_id, session_id)
+def end_session(agent_id: str, user_id: str, session_id: str) -> int:
+    return _client().end_session(agent_id, user_id, session_id)
 
 
 def recall(
-    query: str, *, agent_id: str, user_id: str, k: int = 10, as_of: datetime | str | None = None
-) -> list[Hit]:
-    return _client().recall(query, agent_id=agent_id, user_id=user_id, k=k, as_of=as_of)
+    query: str,
+    *,
+    agent_id: str,
+    user_id: str,
+    k: int = 10,
+    as_of: datetime | str | None = None,
+    session_id: str | None = None,
+) -> Recall:
+    return _client().recall(
+        query, agent_id=agent_id, user_id=user_id, k=k, as_of=as_of, session_id=session_id
+    )

@@ -58,6 +58,14 @@ class ReviewSettings(BaseModel):
     )
     member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
     cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
+    # Prompt-injection screening (pipeline/injection.py): figures in BENCHMARKS.md (`hindsight bench poisoning`).
+    quarantine_at: float = Field(0.6, ge=0, le=1, description="detector score that quarantines a turn")
+    injection_uncertain_from: float = Field(
+        0.4, ge=0, le=1, description="detector score from which the LLM gives a second opinion"
+    )
+    injection_llm_quarantine_at: float = Field(
+        0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
+    )
 
 
 class DecaySettings(BaseModel):
@@ -66,8 +74,16 @@ class DecaySettings(BaseModel):
     rate_per_day: float = Field(0.05, ge=0)
     cold_below: float = Field(0.1, ge=0, le=1)
     every_s: float = Field(3600.0, gt=0, description="how often beat runs the decay pass")
+    # Ids per transaction. Smaller chunks hold fewer row locks and keep each transaction's dirty pages in
+    # shared_buffers; 50,000 was the fastest of 50k/100k/200k in `hindsight bench decay` (BENCHMARKS.md).
+    chunk: int = Field(50_000, ge=1000)
     # Cold items older than this are purged (hard-forgotten); None keeps cold storage forever.
     cold_retention_days: float | None = Field(None, gt=0)
+
+
+class RecallSettings(BaseModel):
+    # The in-memory BM25 of a scope is topped up from PostgreSQL at most this often (it lags like the index).
+    lexicon_refresh_s: float = Field(1.0, gt=0, description="seconds between lexicon top-ups of one scope")
 
 
 class CelerySettings(BaseModel):
@@ -75,6 +91,17 @@ class CelerySettings(BaseModel):
     visibility_timeout_s: int = Field(900, ge=1)
     # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
     restore_interval_s: int = Field(10, ge=1)
+
+
+class WorkingMemorySettings(BaseModel):
+    """Session working memory (task, confirmed slots, pending questions) kept in Redis."""
+
+    ttl_s: int = Field(
+        6 * 3600, ge=1, description="seconds after its last change that a session's working memory expires"
+    )
+    max_slots: int = Field(100, ge=1)
+    max_questions: int = Field(50, ge=1)
+    max_chars: int = Field(2000, ge=1, description="longest task, slot value or question")
 
 
 class Settings(BaseSettings):
@@ -94,6 +121,9 @@ class Settings(BaseSettings):
     api_port: int = 8700
     api_url: str = "http://127.0.0.1:8700"
     flower_port: int = 5555
+    # `hindsight up` also serves MCP over streamable HTTP on this port when set (off by default: desktop
+    # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
+    mcp_port: int | None = None
     flower_user: str = "admin"
     flower_password: SecretStr = SecretStr("hindsight")
 
@@ -120,8 +150,10 @@ class Settings(BaseSettings):
     celery: CelerySettings = CelerySettings()
     review: ReviewSettings = ReviewSettings()
     decay: DecaySettings = DecaySettings()
+    recall: RecallSettings = RecallSettings()
     llm: LLMSettings = LLMSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    working_memory: WorkingMemorySettings = WorkingMemorySettings()
 
     @property
     def embedded_qdrant_path(self) -> Path:

@@ -23,6 +23,10 @@ class InvalidTurn(PermanentError):
         self.reason = reason
 
 
+class InvalidValue(PermanentError):
+    """A value the store cannot hold (a NUL character in a text, an id beyond 64 bits): the caller's fault."""
+
+
 class NotFound(PermanentError):
     """The thing asked for does not exist (or is not visible to the caller)."""
 

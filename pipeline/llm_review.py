@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.adapters.postgres.review_writes import BatchEpisode
 from pipeline.errors import HindsightError
-from pipeline.llm_tasks import JSONCompleter, extract_facts, judge_quality
+from pipeline.injection import InjectionVerdict
+from pipeline.llm_tasks import JSONCompleter, extract_facts, judge_injection, judge_quality
 from pipeline.logging import get_logger
 from pipeline.models import FactCandidate, QualityScore
 from pipeline.summarise import llm_summary_prompt
@@ -27,6 +28,20 @@ class ClientReviewLLM:
     def judge(self, content: str, role: str, rule: QualityScore, stats: dict[str, int]) -> float | None:
         verdict = judge_quality(self.client, content, role, rule, stats=stats)
         return None if verdict is None else verdict.score
+
+    def injection(
+        self, content: str, role: str, verdict: InjectionVerdict, stats: dict[str, int]
+    ) -> float | None:
+        answer = judge_injection(
+            self.client,
+            content,
+            role=role,
+            source=verdict.source,
+            detector_score=verdict.score,
+            features=list(verdict.features),
+            stats=stats,
+        )
+        return None if answer is None else answer.score
 
     def facts(self, episode: BatchEpisode, stats: dict[str, int]) -> list[FactCandidate] | None:
         return extract_facts(

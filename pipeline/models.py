@@ -73,9 +73,12 @@ class Hit:
     source_turn_ids: tuple[str, ...]
     session_id: str | None
     cold: bool = False  # came from cold storage (only with include_cold); recalling it re-heats it
+    event_time: datetime | None = None  # when it was said (episodes) / became valid (semantic memories)
+    superseded: bool = False  # history mode: a newer fact replaced what this says
+    explain: dict[str, Any] | None = None  # why it ranked there: the score's parts (recall.py)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "kind": self.kind,
             "text": self.text,
@@ -86,7 +89,12 @@ class Hit:
             "source_turn_ids": list(self.source_turn_ids),
             "session_id": self.session_id,
             "cold": self.cold,
+            "event_time": self.event_time.isoformat() if self.event_time else None,
+            "superseded": self.superseded,
         }
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
 
 
 # -- review: quality -------------------------------------------------------------------------------

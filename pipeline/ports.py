@@ -13,6 +13,7 @@ from pipeline.models import FactCandidate, QualityScore
 
 if TYPE_CHECKING:
     from pipeline.adapters.postgres.review_writes import BatchEpisode
+    from pipeline.injection import InjectionVerdict
 
 Vector = npt.NDArray[np.float32]
 
@@ -69,6 +70,12 @@ class ReviewLLM(Protocol):
 
     def judge(self, content: str, role: str, rule: QualityScore, stats: dict[str, int]) -> float | None:
         """A keep score in [0, 1] for a turn the rules scored in the uncertain band."""
+        ...
+
+    def injection(
+        self, content: str, role: str, verdict: InjectionVerdict, stats: dict[str, int]
+    ) -> float | None:
+        """Probability in [0, 1] that a turn the detector found uncertain is a prompt injection."""
         ...
 
     def facts(self, episode: BatchEpisode, stats: dict[str, int]) -> list[FactCandidate] | None: ...

@@ -1,8 +1,11 @@
 """The review use case: what a Celery worker does with one batch.
 
-embed once -> score quality -> fold near-duplicates -> extract facts -> (the repository) reconcile
-fact chains and write everything in one transaction. Only episodes no review has seen yet are
-scored; a full review also sees light-reviewed ones (for clustering) without judging them twice.
+embed once -> screen for prompt injection -> score quality -> fold near-duplicates -> extract facts ->
+(the repository) reconcile fact chains and write everything in one transaction. A turn that reads as an
+instruction to the agent is quarantined before anything else looks at it: it is never a dedup survivor,
+a fact or a cluster member, and it is not indexed, until a person releases it. Only episodes no review
+has seen yet are scored; a full review also sees light-reviewed ones (for clustering) without judging
+them twice.
 Idempotent on batch_id: a second delivery of a finished batch does nothing, and a delivery racing
 another loses cleanly in `complete_review`.
 """
@@ -16,7 +19,7 @@ from datetime import datetime
 
 import numpy as np
 
-from pipeline import clustering, consolidation, dedup, fact_extraction, quality, summarise
+from pipeline import clustering, consolidation, dedup, fact_extraction, injection, quality, summarise
 from pipeline.adapters.embedder import from_blob, to_blob
 from pipeline.adapters.postgres.repository import Repository, ReviewInputs
 from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
@@ -38,6 +41,7 @@ class ReviewConfig:
     cluster_limit: int = 10_000  # most recent kept episodes of a scope a full review clusters
     match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
     member_weight: float = 0.5  # weight of an episode folded into a semantic memory
+    screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +89,11 @@ def review_batch(
     timings["embed"] = _ms(t0)
 
     stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
-    new = [ep for ep in episodes if ep.status == "pending"]
+    pending = [ep for ep in episodes if ep.status == "pending"]
+    t_screen = time.perf_counter()
+    quarantined = _screen(pending, config.screening, llm, stats)
+    new = [ep for ep in pending if ep.id not in quarantined]
+    timings["screen"] = _ms(t_screen)
     t1 = time.perf_counter()
     plan = dedup.plan(
         [dedup.Memory(ep.id, ep.ts, vectors[ep.id]) for ep in new],
@@ -96,7 +104,7 @@ def review_batch(
     timings["dedup"] = _ms(t1)
 
     t2 = time.perf_counter()
-    decisions: list[EpisodeDecision] = []
+    decisions: list[EpisodeDecision] = list(quarantined.values())
     candidates: list[FactCandidate] = []
     hints: list[CorrectionHint] = []
     survivors = set(merged_into.values())
@@ -126,11 +134,12 @@ def review_batch(
             hints.extend(extracted.corrections)
     timings["score"] = _ms(t2)
 
-    new_ids = {ep.id for ep in new}
+    new_ids = {ep.id for ep in pending}
     kept_ids = {d.id for d in decisions if d.status == "kept"}
     counts = {
         "episodes": len(episodes),
-        "new": len(new),
+        "new": len(pending),
+        "quarantined": len(quarantined),
         "embedded": len(to_embed),
         "kept": sum(d.status == "kept" for d in decisions),
         "cold": sum(d.status == "cold" for d in decisions),
@@ -173,6 +182,36 @@ def review_batch(
         counts={**counts, **fact_counts},
         timings_ms=timings,
     )
+
+
+def _screen(
+    pending: list[BatchEpisode],
+    thresholds: injection.InjectionThresholds,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+) -> dict[int, EpisodeDecision]:
+    """Quarantine decisions for the turns that read as instructions to the agent (episode id -> decision).
+
+    A turn a person released is not screened again. The uncertain band gets the LLM's second opinion when
+    one is configured; without one (or when it fails) only a score at or above `quarantine_at` quarantines.
+    `metadata.core` does not exempt a turn: marking an injection "core" is an obvious way to plant it.
+    """
+    out: dict[int, EpisodeDecision] = {}
+    for ep in pending:
+        if ep.released:
+            continue
+        verdict = injection.assess(ep.content, role=ep.role, source=ep.source)
+        decision = injection.decide(verdict, thresholds)
+        record: dict[str, object] = {"detector": "rules", **verdict.to_json()}
+        if decision == "uncertain" and llm is not None:
+            opinion = llm.injection(ep.content, ep.role, verdict, stats)
+            if opinion is not None:
+                record |= {"detector": "rules+llm", "llm_score": round(opinion, 4)}
+                decision = "quarantine" if opinion >= thresholds.llm_quarantine_at else "clean"
+        if decision == "quarantine":
+            record["reason"] = "instruction to the agent: " + ", ".join(verdict.features[:4])
+            out[ep.id] = EpisodeDecision(ep.id, "quarantined", None, None, ep.core, quarantine=record)
+    return out
 
 
 def _assess(

@@ -49,6 +49,21 @@ def run_up(settings: Settings, console: Console) -> None:
         ]
         if not embedded_index:
             roles.append(("indexer", role_argv("indexer")))
+        if settings.mcp_port is not None:
+            roles.append(
+                (
+                    "mcp",
+                    role_argv(
+                        "mcp",
+                        "--transport",
+                        "http",
+                        "--host",
+                        settings.api_host,
+                        "--port",
+                        str(settings.mcp_port),
+                    ),
+                )
+            )
         children = [Child(role, argv, env, logs / f"{role}.log") for role, argv in roles]
         supervisor = Supervisor(children)
         _print_summary(console, settings, urls, data_dir)
@@ -73,6 +88,9 @@ def run_up(settings: Settings, console: Console) -> None:
 def _print_summary(console: Console, settings: Settings, urls: dict[str, str], data_dir: Any) -> None:
     table = Table("service", "where", show_header=True)
     table.add_row("API", f"{settings.api_url}  (OpenAPI: {settings.api_url}/docs)")
+    table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
+    if settings.mcp_port is not None:
+        table.add_row("MCP", f"http://{settings.api_host}:{settings.mcp_port}/mcp  (streamable HTTP)")
     table.add_row(
         "Flower", f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user})"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pipeline import clustering, quality
+from pipeline import clustering, injection, quality
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
@@ -46,6 +46,11 @@ def review_config() -> ReviewConfig:
         cluster_limit=r.cluster_limit,
         match_cosine=r.match_cosine,
         member_weight=r.member_weight,
+        screening=injection.InjectionThresholds(
+            quarantine_at=r.quarantine_at,
+            uncertain_from=r.injection_uncertain_from,
+            llm_quarantine_at=r.injection_llm_quarantine_at,
+        ),
         weights=quality.QualityWeights(
             density=r.weight_density,
             timeliness=r.weight_timeliness,

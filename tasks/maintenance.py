@@ -40,6 +40,7 @@ def decay() -> dict[str, int]:
         deps.repository().engine,
         utcnow(),
         DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+        chunk=settings.decay.chunk,
     )
     purged = 0
     if settings.decay.cold_retention_days is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -10,20 +11,24 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text
 
-from pipeline import __version__
+from pipeline import __version__, session_end
 from pipeline.access import AccessRecorder
+from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
+from pipeline.api import quarantine, reflect, working_memory
+from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
+from pipeline.api.metrics import ApiMetrics
 from pipeline.config import Settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import InvalidTurn
 from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
@@ -34,6 +39,13 @@ from scheduler.policy import on_demand
 
 log = get_logger(__name__)
 MAX_TURNS_PER_REQUEST = 1000
+API_DESCRIPTION = """Memory for LLM agents. Push turns (`POST /v1/turns`), end sessions, recall what is current and
+relevant, inspect memories, facts and the review log. Every error is JSON `{"detail": "..."}`.
+The memory inspector is at [/ui](/ui); Prometheus metrics at `/metrics`."""
+OPENAPI_TAGS = [
+    {"name": "write", "description": "turns in: validated, then queued on the Redis stream"},
+    {"name": "inspect", "description": "read-only views: memories, scopes, the review log, dead letters"},
+]
 
 
 @dataclass
@@ -49,15 +61,26 @@ class ApiDeps:
     forgetting: ForgettingStore
     indexer: Indexer | None = field(default=None)
     access: AccessRecorder | None = field(default=None)
+    metrics: ApiMetrics = field(default_factory=ApiMetrics)
+    recall_store: RecallStore | None = field(default=None)
+    lexicon: Lexicon | None = field(default=None)
 
 
 class ReviewRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"agent_id": "support-bot", "user_id": "u42", "full": False}]}
+    )
+
     agent_id: str | None = None
     user_id: str | None = None
     full: bool = False
 
 
 class SessionEndRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"agent_id": "support-bot", "user_id": "u42", "session_id": "s1"}]}
+    )
+
     agent_id: str
     user_id: str
     session_id: str
@@ -78,6 +101,11 @@ router = APIRouter()
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
+    if deps.recall_store is None:
+        deps.recall_store = RecallStore(deps.repo.engine)
+    if deps.lexicon is None:
+        deps.lexicon = Lexicon(deps.recall_store, refresh_s=deps.settings.recall.lexicon_refresh_s)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if deps.run_indexer:
@@ -101,17 +129,72 @@ def create_app(deps: ApiDeps) -> FastAPI:
             deps.indexer.stop()
         deps.index.close()
 
-    app = FastAPI(title="Hindsight", version=__version__, lifespan=lifespan)
+    # Imported here: these routers import ApiDeps from this module.
+    from pipeline.api import memories, metrics, ui
+
+    app = FastAPI(
+        title="Hindsight",
+        version=__version__,
+        lifespan=lifespan,
+        description=API_DESCRIPTION,
+        openapi_tags=OPENAPI_TAGS,
+    )
     app.state.deps = deps
+    deps.metrics.attach(deps)
     app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_request_bytes)
-    _install_error_handlers(app)
+    install_error_handlers(app)
 
     app.include_router(router)
+    for extra in (working_memory.router, reflect.router, quarantine.router):
+        app.include_router(extra)
+    app.include_router(memories.router, tags=["inspect"])
+    app.include_router(metrics.router)
+    app.include_router(ui.router)
+    ui.mount_static(app)
     return app
 
 
-@router.post("/v1/turns", status_code=202)
-def post_turns(deps: Deps, items: Annotated[list[Any], Body()]) -> dict[str, Any]:
+TURN_EXAMPLE = {
+    "turn_id": "t-1",
+    "agent_id": "support-bot",
+    "user_id": "u42",
+    "session_id": "s1",
+    "role": "user",
+    "content": "I moved to Lisbon last month",
+    "ts": "2026-11-30T20:41:07+00:00",
+    "source": "user",
+    "metadata": {},
+}
+
+
+@router.post(
+    "/v1/turns",
+    status_code=202,
+    tags=["write"],
+    responses={
+        202: {"content": {"application/json": {"example": {"accepted": 1, "turn_ids": ["t-1"]}}}},
+        422: {
+            "content": {
+                "application/json": {
+                    "example": {
+                        "detail": "item 0: content: missing",
+                        "errors": [{"index": 0, "reason": "content: missing"}],
+                    }
+                }
+            }
+        },
+    },
+)
+def post_turns(
+    deps: Deps,
+    items: Annotated[
+        list[Any],
+        Body(
+            description="turns (DESIGN §3 stream entry fields; `metadata` an object), at most 1000",
+            openapi_examples={"one turn": {"summary": "a user turn", "value": [TURN_EXAMPLE]}},
+        ),
+    ],
+) -> dict[str, Any]:
     """Validate every item, then push all of them to the stream (all or nothing)."""
     if len(items) > MAX_TURNS_PER_REQUEST:
         raise InvalidTurn(f"body: at most {MAX_TURNS_PER_REQUEST} turns per request, got {len(items)}")
@@ -130,39 +213,102 @@ def post_turns(deps: Deps, items: Annotated[list[Any], Body()]) -> dict[str, Any
 
 @router.post("/v1/sessions/end", status_code=202)
 def end_session(deps: Deps, body: SessionEndRequest) -> dict[str, Any]:
-    event = parse_event({"kind": "session_end", **body.model_dump()}, now=utcnow())
-    deps.stream.add(encode_event(event))
-    return {"accepted": 1}
+    """End a session: its confirmed working-memory slots go to the light review as facts."""
+    slots = session_end.end_session(
+        deps.stream, working_memory.store(deps), **body.model_dump(), now=utcnow()
+    )
+    return {"accepted": 1, "slots_handed_over": slots}
 
 
-@router.get("/v1/recall")
+RECALL_EXAMPLE = {
+    "results": [
+        {
+            "id": "episode:1",
+            "kind": "episode",
+            "text": "I moved to Lisbon last month",
+            "score": 0.58,
+            "weight": 1.0,
+            "valid_from": "2026-11-30T20:41:07+00:00",
+            "valid_to": None,
+            "source_turn_ids": ["t-1"],
+            "session_id": "s1",
+            "cold": False,
+        }
+    ]
+}
+
+
+@router.get("/v1/recall", responses={200: {"content": {"application/json": {"example": RECALL_EXAMPLE}}}})
 def recall(
     deps: Deps,
-    q: Annotated[str, Query(min_length=1, max_length=4000)],
-    agent_id: Annotated[str, Query(min_length=1)],
-    user_id: Annotated[str, Query(min_length=1)],
+    q: Annotated[str, Query(min_length=1, max_length=4000, examples=["where does the user live?"])],
+    agent_id: Annotated[str, Query(min_length=1, examples=["support-bot"])],
+    user_id: Annotated[str, Query(min_length=1, examples=["u42"])],
     k: Annotated[int, Query(ge=1, le=100)] = 10,
-    as_of: str | None = None,
+    as_of: Annotated[str | None, Query(examples=["2026-11-30T12:00:00+00:00"])] = None,
     history: bool = False,
     include_cold: bool = False,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    explain: bool = True,
 ) -> dict[str, Any]:
-    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded;
-    `include_cold` searches cold storage too, and re-heats the cold memories it returns."""
+    """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded (ranked
+    below what replaced them); `include_cold` searches cold storage too, and re-heats the cold memories it
+    returns; `explain` (default on) adds each result's score breakdown; `session_id` adds that session's
+    working memory beside the results."""
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
+    results = run_recall(
+        deps,
+        q,
+        agent_id=agent_id,
+        user_id=user_id,
+        k=k,
+        as_of=when,
+        history=history,
+        include_cold=include_cold,
+    )
+    if not explain:
+        for r in results:
+            r.pop("explain", None)
+    body: dict[str, Any] = {"results": results}
+    if session_id is not None:
+        body["working_memory"] = working_memory.state_json(deps, agent_id, user_id, session_id)
+    return body
+
+
+def run_recall(
+    deps: ApiDeps,
+    q: str,
+    *,
+    agent_id: str,
+    user_id: str,
+    k: int,
+    as_of: datetime | None = None,
+    history: bool = False,
+    include_cold: bool = False,
+    observe: bool = True,
+) -> list[dict[str, Any]]:
+    """Recall as the API serves it. With `observe` (agents' recalls) it is timed for /metrics and its hits
+    refresh their access; the inspector passes False so that looking at memories does not keep them warm."""
+    assert deps.recall_store is not None  # set by create_app
+    started = time.perf_counter()
     hits = recall_use_case(
         q,
         agent_id=agent_id,
         user_id=user_id,
         k=k,
         repo=deps.repo,
+        store=deps.recall_store,
         index=deps.index,
         embedder=deps.embedder,
-        as_of=when,
+        lexicon=deps.lexicon,
+        as_of=as_of,
         history=history,
         include_cold=include_cold,
     )
-    _after_recall(deps, hits)
-    return {"results": [h.to_json() for h in hits]}
+    if observe:
+        _after_recall(deps, hits)
+        deps.metrics.recall_latency.observe(time.perf_counter() - started)
+    return [h.to_json() for h in hits]
 
 
 def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
@@ -179,6 +325,14 @@ def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
 
 
 class ForgetRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"agent_id": "support-bot", "user_id": "u42", "hard": False, "reason": "user request"}
+            ]
+        }
+    )
+
     agent_id: str
     user_id: str
     hard: bool = False
@@ -187,6 +341,20 @@ class ForgetRequest(BaseModel):
 
 
 class UpdateRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "agent_id": "support-bot",
+                    "user_id": "u42",
+                    "weight": 2.0,
+                    "core": True,
+                    "reason": "allergy",
+                }
+            ]
+        }
+    )
+
     agent_id: str
     user_id: str
     weight: float | None = Field(None, ge=0, le=10)
@@ -197,9 +365,9 @@ class UpdateRequest(BaseModel):
     actor: str = Field("api", min_length=1, max_length=200)
 
 
-def _memory_ref(memory_id: str) -> tuple[str, int]:
+def memory_ref(memory_id: str) -> tuple[str, int]:
     kind, _, ref = memory_id.partition(":")
-    if kind not in ("episode", "semantic") or not ref.isdigit():
+    if kind not in ("episode", "semantic") or not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
         raise InvalidTurn(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
     return kind, int(ref)
 
@@ -207,7 +375,7 @@ def _memory_ref(memory_id: str) -> tuple[str, int]:
 @router.post("/v1/memories/{memory_id}/forget")
 def forget(deps: Deps, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
     """Soft forget (out of recall, kept for audit, reversible) or hard forget (purged everywhere)."""
-    kind, ref = _memory_ref(memory_id)
+    kind, ref = memory_ref(memory_id)
     scope = {"agent_id": body.agent_id, "user_id": body.user_id, "actor": body.actor, "reason": body.reason}
     if body.hard:
         return {
@@ -222,7 +390,7 @@ def forget(deps: Deps, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
 @router.patch("/v1/memories/{memory_id}")
 def update_memory(deps: Deps, memory_id: str, body: UpdateRequest) -> dict[str, Any]:
     """Change weight, tags, the core flag or status (kept / cold / forgotten); audited."""
-    kind, ref = _memory_ref(memory_id)
+    kind, ref = memory_ref(memory_id)
     changes = body.model_dump(include={"weight", "tags", "core", "status"}, exclude_none=True)
     if not changes:
         raise InvalidTurn("body: nothing to update (weight, tags, core or status)")
@@ -315,7 +483,7 @@ def healthz() -> dict[str, str]:
 def readyz(deps: Deps) -> JSONResponse:
     checks: dict[str, str] = {}
     for name, probe in (
-        ("postgres", lambda: deps.repo.engine.connect().execute(text("SELECT 1")).close()),
+        ("postgres", lambda: _ping_postgres(deps)),
         ("redis", lambda: deps.stream.client.ping()),
         ("qdrant", lambda: deps.index.count()),
     ):
@@ -330,32 +498,13 @@ def readyz(deps: Deps) -> JSONResponse:
     )
 
 
+def _ping_postgres(deps: ApiDeps) -> None:
+    with deps.repo.engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
 def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
     first = errors[0]
     return JSONResponse(
         {"detail": f"item {first['index']}: {first['reason']}", "errors": errors[:100]}, status_code=422
     )
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(InvalidTurn)
-    async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
-        return JSONResponse({"detail": exc.reason}, status_code=422)
-
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=404)
-
-    @app.exception_handler(RetryableError)
-    async def unavailable(_: Request, exc: RetryableError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
-
-    @app.exception_handler(HindsightError)
-    async def other(_: Request, exc: HindsightError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        parts = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5]]
-        return JSONResponse({"detail": "; ".join(parts) or "invalid request"}, status_code=422)

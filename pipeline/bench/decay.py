@@ -541,5 +541,13 @@ def section_lines(rows: int, rounds: Sequence[Round], server: str) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += ["| " + " | ".join(line) + " |" for line in table_rows(rounds)]
-    lines += ["", *verdict_lines(rounds, rows), "", server + "."]
+    loads = [p.load for r in rounds for p in (r.full, r.reference, r.steady)]
+    lines += [
+        "",
+        *verdict_lines(rounds, rows),
+        "",
+        server + ".",
+        f"1-minute load average when the measured passes started: {min(loads):.1f}–{max(loads):.1f} "
+        "(on 2 cores; above 2, other work was competing for the CPU).",
+    ]
     return lines

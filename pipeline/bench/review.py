@@ -75,8 +75,15 @@ T0 = datetime(2023, 1, 1, tzinfo=UTC)  # event time of the first synthetic turn;
 FULL_TARGET_MS = 5000.0
 BATCH_TARGET = 0.10
 E2E_TARGET = 0.80
-STAGES = ("load", "embed", "dedup", "score", "cluster", "summarise", "write")
-LIGHT_STAGES = ("load", "embed", "dedup", "score", "write")  # a light review neither clusters nor summarises
+STAGES = ("load", "embed", "screen", "dedup", "score", "cluster", "summarise", "write")
+LIGHT_STAGES = (
+    "load",
+    "embed",
+    "screen",
+    "dedup",
+    "score",
+    "write",
+)  # a light review neither clusters nor summarises
 PATH_RUNS = 2  # part 1 times the consolidation path this often and reports the fastest run
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; only says which clustering path a count of points takes
 
@@ -1107,7 +1114,14 @@ def run_review_bench(
             for name, step in steps:
                 if name in parts:
                     console.rule(f"[bold]bench review: {name}")
+                    load_before = os.getloadavg()[0]
                     lines = step()
+                    # Other work on a small shared machine moves every figure: say how busy it was.
+                    lines += [
+                        "",
+                        f"Machine load (1-minute load average, {os.cpu_count()} cores): "
+                        f"{load_before:.1f} when this part started, {os.getloadavg()[0]:.1f} when it ended.",
+                    ]
                     print_table(console, lines)
                     sections.append(lines)
     finally:

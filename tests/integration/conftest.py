@@ -93,3 +93,7 @@ def stack(
             s.client.close()
     # Let the worker finish whatever this test left in flight before the next test truncates.
     time.sleep(0.2)
+
+
+# The API on a real socket, for clients in other processes (the MCP server).
+from tests.integration.live_api import live  # noqa: E402, F401

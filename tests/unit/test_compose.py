@@ -24,7 +24,7 @@ DOCKERFILE = REPO / "infra" / "Dockerfile"
 COMPOSE_BIN = Path(sys.executable).parent / "docker-compose"
 
 # The `hindsight <role>` commands the compose file runs, one service each, all from infra/Dockerfile.
-COMPOSE_ROLES = frozenset({"migrate", "scheduler", "worker", "indexer", "beat", "api", "flower"})
+COMPOSE_ROLES = frozenset({"migrate", "scheduler", "worker", "indexer", "beat", "api", "mcp", "flower"})
 INFRA_SERVICES = frozenset({"postgres", "redis", "qdrant"})
 
 APP_ENV = {
@@ -202,3 +202,13 @@ def test_compose_config_requires_a_flower_password() -> None:
     result = _compose("config", "--quiet", env=env)
     assert result.returncode != 0
     assert "HINDSIGHT_FLOWER_PASSWORD" in result.stderr
+
+
+def test_mcp_listens_on_every_interface_and_reaches_the_api_service() -> None:
+    service = SERVICES["mcp"]
+    words = _words(service.get("command"))
+    assert words[words.index("--transport") + 1] == "http"
+    assert words[words.index("--host") + 1] == "0.0.0.0"
+    port = words[words.index("--port") + 1]
+    assert any(str(spec).endswith(f":{port}") for spec in service.get("ports", []))
+    assert _environment(service).get("HINDSIGHT_API_URL") == "http://api:8700"

@@ -76,7 +76,7 @@ class DecayReport:
     by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def run_decay(engine: Engine, now: datetime, params: DecayParams, *, chunk: int = 100_000) -> DecayReport:
+def run_decay(engine: Engine, now: datetime, params: DecayParams, *, chunk: int = 50_000) -> DecayReport:
     """One decay pass over every hot episode and open semantic memory. Returns what changed."""
     report = DecayReport()
     for kind, table, sql in (

@@ -7,10 +7,10 @@ from contextlib import contextmanager
 
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pipeline.errors import StoreUnavailable
+from pipeline.errors import InvalidValue, StoreUnavailable
 
 
 def make_engine(url: str, *, pool_size: int = 5) -> Engine:
@@ -28,6 +28,10 @@ def translate_errors() -> Iterator[None]:
         yield
     except OperationalError as exc:
         raise StoreUnavailable(f"PostgreSQL unavailable: {exc.orig}") from exc
+    except DataError as exc:
+        # The value, not the store, is wrong (found by fuzzing the API: a NUL in a query parameter, an
+        # episode id past bigint): a clear rejection instead of a 500.
+        raise InvalidValue(f"value rejected by PostgreSQL: {str(exc.orig).splitlines()[0][:200]}") from exc
     except DBAPIError as exc:
         if exc.connection_invalidated:
             raise StoreUnavailable(f"PostgreSQL connection lost: {exc.orig}") from exc

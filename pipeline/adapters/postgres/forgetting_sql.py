@@ -30,6 +30,7 @@ EPISODE = "episode"
 SEMANTIC = "semantic"
 UPDATABLE = {"weight", "tags", "core", "status"}
 STATUSES = {"kept", "cold", "forgotten"}
+GUARDED = {"quarantined", "rejected"}  # status only changes through pipeline.adapters.postgres.quarantine_sql
 
 
 def _table(kind: str) -> Any:
@@ -104,6 +105,16 @@ class ForgettingStore:
             raise ValueError(f"status must be one of {', '.join(sorted(STATUSES))}")
         with translate_errors(), self._sessions.begin() as s:
             row = _locked_row(s, kind, ref_id, agent_id, user_id)
+            if (
+                kind == EPISODE
+                and row.status in GUARDED
+                and changes.get("status", "forgotten") != "forgotten"
+            ):
+                # A quarantined turn reaches recall only through a release, which sends it through the
+                # review again and is audited as such; an update must not be a back door around that.
+                raise ValueError(
+                    f"episode:{ref_id} is {row.status}: release it with `hindsight quarantine release`"
+                )
             t = _table(kind)
             values = {k: v for k, v in changes.items() if kind == EPISODE or k != "tags"}
             if "weight" in values:

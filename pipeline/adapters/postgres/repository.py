@@ -673,6 +673,7 @@ def _batch_episodes(conn: Connection, batch: BatchInfo) -> list[BatchEpisode]:
         e.c.metadata,
         e.c.status,
         e.c.embedding,
+        e.c.quarantine,
     ).where(column == batch.id)
     return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]
 

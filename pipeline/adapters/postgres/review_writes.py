@@ -35,19 +35,26 @@ class BatchEpisode:
     metadata: dict[str, Any]
     status: str
     embedding: bytes | None
+    quarantine: dict[str, Any] | None = None  # the detector's verdict, once quarantined (and released)
 
     @property
     def core(self) -> bool:
         return self.metadata.get("core") is True
 
+    @property
+    def released(self) -> bool:
+        """A person released it from quarantine: it is reviewed normally, without the detector."""
+        return bool(self.quarantine and self.quarantine.get("released_at"))
+
 
 @dataclass(frozen=True, slots=True)
 class EpisodeDecision:
     id: int
-    status: str  # kept | cold | merged
+    status: str  # kept | cold | merged | quarantined
     quality: dict[str, Any] | None
     merged_into: int | None
     core: bool
+    quarantine: dict[str, Any] | None = None  # the detector's verdict, for a quarantined turn
 
 
 @dataclass
@@ -142,6 +149,8 @@ def _apply_decisions(
             row |= {"cold_reason": "quality", "cold_since": now}
         if d.status == "merged":
             row["merged_into"] = d.merged_into
+        if d.status == "quarantined":
+            row["quarantine"] = d.quarantine
         # executemany takes its SET columns from the first row's keys: one call per set of keys.
         shapes.setdefault(tuple(row), []).append(row)
     updated = 0

@@ -74,6 +74,8 @@ class Episode(Base):
     priority: Mapped[int] = mapped_column(SmallInteger, server_default="2")
     # pending (not yet reviewed) | kept | cold (scored as noise: kept, never recalled by default)
     # | merged (a near-duplicate folded into `merged_into`) | forgotten
+    # | quarantined (read as an instruction to the agent: never recalled or folded until a person releases it)
+    # | rejected (a person confirmed the quarantine)
     status: Mapped[str] = mapped_column(String(12), server_default="pending")
     core: Mapped[bool] = mapped_column(Boolean, server_default="false")  # identity, allergies...: always kept
     merged_into: Mapped[int | None] = mapped_column(ForeignKey("episodes.id"))
@@ -90,6 +92,8 @@ class Episode(Base):
     cold_since: Mapped[datetime | None] = mapped_column(TS)
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     quality: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # The injection detector's verdict for a quarantined turn, and who released or rejected it (0007).
+    quarantine: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
     received_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
@@ -109,10 +113,12 @@ class Episode(Base):
             postgresql_where=text("full_batch_id IS NULL"),
         ),
         Index("ix_episodes_light_batch", "light_batch_id"),
-        Index("ix_episodes_hot", "id", postgresql_where=text("status = 'kept' AND NOT core")),
         Index("ix_episodes_full_batch", "full_batch_id"),
-        # Room on every page, so the hourly decay pass's weight rewrites are HOT (no new index
-        # entries): migration 0005, figures in BENCHMARKS.md (`hindsight bench decay`).
+        # The recall lexicon's top-ups: what a scope had reviewed since (migration 0008).
+        Index("ix_episodes_scope_reviewed", "agent_id", "user_id", "reviewed_at"),
+        # Room on every page, so the decay pass's rewrites of weight and status are HOT (no new index
+        # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0006,
+        # figures in BENCHMARKS.md (`hindsight bench decay`).
         {"postgresql_with": {"fillfactor": 70}},
     )
 

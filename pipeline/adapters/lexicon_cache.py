@@ -1,0 +1,114 @@
+"""Per-scope in-memory BM25 indexes, fed from PostgreSQL (the system of record) and refreshed behind recall.
+
+Like the vector index, this is derived state that may lag the store: a scope's index is built on its
+first recall, then topped up in a background thread with what was reviewed since, at most every
+`refresh_s` seconds. Documents are only ever appended; anything that went cold, was forgotten or was
+superseded since is dropped when recall hydrates its hits from PostgreSQL, as for vector hits.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import cast
+
+from pipeline.adapters.postgres.recall_sql import RecallStore
+from pipeline.lexical import BM25, weighted_terms
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Rows committed slightly out of order in `reviewed_at` are caught by re-reading a short overlap.
+OVERLAP = timedelta(seconds=5)
+
+
+@dataclass
+class _Scope:
+    index: BM25 = field(default_factory=BM25)
+    seen: set[tuple[str, int]] = field(default_factory=set)
+    last_text: dict[str, str] = field(
+        default_factory=dict
+    )  # session -> its latest turn, the next one's context
+    high_water: datetime = EPOCH
+    refreshed: float = 0.0  # monotonic
+    refreshing: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Lexicon:
+    """BM25 search over a scope's memories. `context_weight` is how much of the previous turn of the same
+    session counts in a turn's document (a reply often only makes sense with the question before it)."""
+
+    def __init__(
+        self,
+        store: RecallStore,
+        *,
+        refresh_s: float = 1.0,
+        context_weight: float = 0.75,
+        max_scopes: int = 256,
+    ) -> None:
+        self.store = store
+        self.refresh_s = refresh_s
+        self.context_weight = context_weight
+        self.max_scopes = max_scopes
+        self._scopes: OrderedDict[tuple[str, str], _Scope] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
+        """(kind, id, BM25 score), best first."""
+        scope = self._scope(agent_id, user_id)
+        out: list[tuple[str, int, float]] = []
+        for doc, s in scope.index.search(query, limit):
+            kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
+            out.append((str(kind), int(ref), s))
+        return out
+
+    def _scope(self, agent_id: str, user_id: str) -> _Scope:
+        key = (agent_id, user_id)
+        with self._lock:
+            scope = self._scopes.get(key)
+            if scope is None:
+                scope = self._scopes[key] = _Scope()
+                while len(self._scopes) > self.max_scopes:
+                    self._scopes.popitem(last=False)
+            self._scopes.move_to_end(key)
+        if scope.refreshed == 0.0:
+            with scope.lock:  # first use: build before answering
+                if scope.refreshed == 0.0:
+                    self._refresh(key, scope)
+        elif time.monotonic() - scope.refreshed > self.refresh_s and not scope.refreshing:
+            scope.refreshing = True
+            threading.Thread(target=self._refresh_locked, args=(key, scope), daemon=True).start()
+        return scope
+
+    def _refresh_locked(self, key: tuple[str, str], scope: _Scope) -> None:
+        try:
+            with scope.lock:
+                self._refresh(key, scope)
+        finally:
+            scope.refreshing = False
+
+    def _refresh(self, key: tuple[str, str], scope: _Scope) -> None:
+        docs = self.store.lexical_docs(key[0], key[1], since=scope.high_water - OVERLAP)
+        for doc in docs:
+            ref = (doc.kind, doc.id)
+            if ref in scope.seen:
+                continue
+            scope.seen.add(ref)
+            context = ""
+            if doc.session_id is not None:
+                context = scope.last_text.get(doc.session_id, "")
+                scope.last_text[doc.session_id] = doc.text
+            if doc.recallable:
+                # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
+                # Caroline's turns; the previous turn is context without its speaker's name.
+                own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
+                terms = weighted_terms(own, context=context, context_weight=self.context_weight)
+                scope.index.add(ref, terms)
+            scope.high_water = max(scope.high_water, doc.changed_at)
+        scope.refreshed = time.monotonic()
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._scopes.clear()

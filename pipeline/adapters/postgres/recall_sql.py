@@ -1,0 +1,132 @@
+"""The SQL recall needs beyond the vector index: hydrating hits, lexical documents, facts named in a query."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, text
+
+from pipeline.adapters.postgres.engine import translate_errors
+
+
+@dataclass(frozen=True, slots=True)
+class RecallEpisode:
+    id: int
+    turn_id: str
+    merged_turn_ids: tuple[str, ...]
+    session_id: str
+    content: str
+    ts: datetime
+    source: str
+    weight: float
+    # Every fact this turn stated was closed before `as_of` or retracted: it asserts what is no longer true.
+    superseded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalDoc:
+    kind: str  # episode | semantic
+    id: int
+    session_id: str | None
+    text: str
+    speaker: str | None  # metadata.speaker: who said it, when the agent service names people
+    recallable: bool  # kept (episodes) / open and kept (semantic); the others are context only
+    changed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FactHit:
+    entity: str
+    attribute: str
+    value: str
+    turn_ids: tuple[str, ...]
+
+
+# An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
+_EPISODES = """
+    SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
+           (EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                    AND e.turn_id = ANY(f.turn_ids))
+            AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+                    AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL
+                    AND (f.valid_to IS NULL OR f.valid_to > coalesce(:as_of, now())))) AS superseded
+    FROM episodes e
+    WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user AND e.status = 'kept'
+      AND e.ts <= coalesce(:as_of, 'infinity'::timestamptz)
+"""
+
+_LEXICAL = """
+    SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.metadata->>'speaker' AS speaker,
+           e.status = 'kept' AS recallable, e.reviewed_at AS changed_at
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.reviewed_at > :since AND e.status <> 'forgotten'
+    UNION ALL
+    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at
+    FROM semantic_memories m
+    WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
+    ORDER BY 1, 2
+"""
+
+_FACTS = """
+    SELECT entity, attribute, value, turn_ids FROM facts
+    WHERE agent_id = :a AND user_id = :u AND retracted_at IS NULL
+      AND (lower(entity) = ANY(:words) OR lower(attribute) = ANY(:words))
+      AND valid_from <= coalesce(:as_of, 'infinity'::timestamptz)
+      AND (valid_to IS NULL OR valid_to > coalesce(:as_of, now()))
+    LIMIT 50
+"""
+
+
+class RecallStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def episodes(
+        self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None, history: bool
+    ) -> dict[int, RecallEpisode]:
+        """Recallable episodes among `ids`, in the caller's scope and already said at `as_of`.
+
+        Unless `history`, superseded ones are left out; with it they come back flagged, to be ranked low.
+        """
+        if not ids:
+            return {}
+        params = {"ids": list(ids), "agent": agent_id, "user": user_id, "as_of": as_of}
+        with translate_errors(), self.engine.connect() as conn:
+            out = {
+                r.id: RecallEpisode(
+                    r.id,
+                    r.turn_id,
+                    tuple(r.merged_turn_ids or ()),
+                    r.session_id,
+                    r.content,
+                    r.ts,
+                    r.source,
+                    r.weight,
+                    bool(r.superseded),
+                )
+                for r in conn.execute(text(_EPISODES), params)
+            }
+        return out if history else {i: e for i, e in out.items() if not e.superseded}
+
+    def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
+        """Episodes reviewed and semantic memories created after `since`, in id order (turn order)."""
+        with translate_errors(), self.engine.connect() as conn:
+            return [
+                LexicalDoc(r.kind, r.id, r.session_id, r.text, r.speaker, bool(r.recallable), r.changed_at)
+                for r in conn.execute(text(_LEXICAL), {"a": agent_id, "u": user_id, "since": since})
+            ]
+
+    def facts_named(
+        self, agent_id: str, user_id: str, words: Sequence[str], *, as_of: datetime | None
+    ) -> list[FactHit]:
+        """Facts valid at `as_of` whose entity or attribute is one of `words` (lower case)."""
+        if not words:
+            return []
+        params = {"a": agent_id, "u": user_id, "words": list(words), "as_of": as_of}
+        with translate_errors(), self.engine.connect() as conn:
+            return [
+                FactHit(r.entity, r.attribute, r.value, tuple(r.turn_ids or ()))
+                for r in conn.execute(text(_FACTS), params)
+            ]

@@ -1,0 +1,172 @@
+"""The memory inspector (`/ui`): server-rendered pages over the same queries the JSON API serves.
+
+No build step: Jinja2 templates, one stylesheet and a few lines of plain JS (a table filter).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from pipeline.adapters.dead_letters import read_dead_letters
+from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
+from pipeline.api.app import ApiDeps, memory_ref, run_recall
+from pipeline.errors import NotFound
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=HERE / "templates")
+router = APIRouter(prefix="/ui", include_in_schema=False)
+PAGE = 50
+QUALITY_KEYS = ("density", "timeliness", "uniqueness", "actionability")
+# Keys of a recall result that are the result itself, not a part of its score.
+RESULT_KEYS = {"id", "kind", "text", "valid_from", "valid_to", "source_turn_ids", "session_id"}
+
+
+def _deps(request: Request) -> ApiDeps:
+    deps: ApiDeps = request.app.state.deps
+    return deps
+
+
+Deps = Annotated[ApiDeps, Depends(_deps)]
+Text = Annotated[str | None, Query(max_length=500)]
+
+
+def mount_static(app: FastAPI) -> None:
+    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+
+
+def score_breakdown(result: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows under a recall hit: the result's own breakdown when recall gives one
+    (`explain` / `score_breakdown`), else the numeric parts it has (score, weight, ...)."""
+    for key in ("explain", "score_breakdown", "breakdown"):
+        value = result.get(key)
+        if isinstance(value, dict) and value:
+            return value
+    return {k: v for k, v in result.items() if k not in RESULT_KEYS and isinstance(v, int | float | bool)}
+
+
+def _page(request: Request, name: str, **context: Any) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, {"quality_keys": QUALITY_KEYS, **context})
+
+
+@router.get("", response_class=HTMLResponse)
+def home(request: Request, deps: Deps) -> HTMLResponse:
+    stats = deps.repo.stats()
+    stream = deps.stream.stats(deps.settings.scheduler_group)
+    return _page(
+        request, "home.html", scopes=InspectStore(deps.repo.engine).scopes(), stats=stats, stream=stream
+    )
+
+
+@router.get("/", include_in_schema=False)
+def home_slash() -> RedirectResponse:
+    return RedirectResponse("/ui")
+
+
+@router.get("/scope", response_class=HTMLResponse)
+def scope(
+    request: Request,
+    deps: Deps,
+    agent_id: Annotated[str, Query(min_length=1, max_length=200)],
+    user_id: Annotated[str, Query(min_length=1, max_length=200)],
+    kind: Text = None,
+    status: Text = None,
+    contains: Text = None,
+    q: Annotated[str | None, Query(max_length=4000)] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> HTMLResponse:
+    store = InspectStore(deps.repo.engine)
+    f = MemoryFilter(
+        agent_id=agent_id,
+        user_id=user_id,
+        kind=kind if kind in ("episode", "semantic") else None,
+        status=status or None,
+        contains=contains or None,
+    )
+    memories, total = store.list_memories(f, limit=PAGE, offset=offset)
+    results = None
+    if q:
+        results = run_recall(deps, q, agent_id=agent_id, user_id=user_id, k=10, observe=False)
+        for r in results:
+            r["breakdown"] = score_breakdown(r)
+    facts = deps.repo.facts(agent_id, user_id)
+    return _page(
+        request,
+        "scope.html",
+        agent_id=agent_id,
+        user_id=user_id,
+        memories=memories,
+        total=total,
+        offset=offset,
+        page=PAGE,
+        filters={"kind": kind or "", "status": status or "", "contains": contains or ""},
+        q=q or "",
+        results=results,
+        facts=facts,
+        reviews=store.reviews(agent_id=agent_id, user_id=user_id, limit=10, before_id=None),
+    )
+
+
+@router.get("/memory/{memory_id}", response_class=HTMLResponse)
+def memory(
+    request: Request,
+    deps: Deps,
+    memory_id: str,
+    agent_id: Annotated[str, Query(min_length=1)],
+    user_id: Annotated[str, Query(min_length=1)],
+) -> HTMLResponse:
+    kind, ref = memory_ref(memory_id)
+    found = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
+    if found is None:
+        raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
+    return _page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
+
+
+@router.get("/facts", response_class=HTMLResponse)
+def fact_chain(
+    request: Request,
+    deps: Deps,
+    agent_id: Annotated[str, Query(min_length=1)],
+    user_id: Annotated[str, Query(min_length=1)],
+    entity: Annotated[str, Query(min_length=1)],
+    attribute: Annotated[str, Query(min_length=1)],
+) -> HTMLResponse:
+    versions = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, history=True)
+    if not versions:
+        raise NotFound(
+            f"no fact chain {entity}.{attribute} in scope agent_id={agent_id!r} user_id={user_id!r}"
+        )
+    return _page(
+        request,
+        "facts.html",
+        agent_id=agent_id,
+        user_id=user_id,
+        entity=entity,
+        attribute=attribute,
+        versions=versions,
+    )
+
+
+@router.get("/reviews", response_class=HTMLResponse)
+def reviews(
+    request: Request,
+    deps: Deps,
+    before_id: Annotated[int | None, Query(ge=1)] = None,
+) -> HTMLResponse:
+    rows = InspectStore(deps.repo.engine).reviews(
+        agent_id=None, user_id=None, limit=PAGE, before_id=before_id
+    )
+    return _page(
+        request, "reviews.html", reviews=rows, next_before_id=rows[-1]["id"] if len(rows) == PAGE else None
+    )
+
+
+@router.get("/dead", response_class=HTMLResponse)
+def dead_letters(request: Request, deps: Deps) -> HTMLResponse:
+    letters, total = read_dead_letters(deps.stream.client, deps.settings.stream_dead, count=PAGE)
+    return _page(request, "dead.html", letters=letters, total=total)

@@ -1,0 +1,145 @@
+"""BM25 over short texts: the lexical half of hybrid recall, and the bench's floor.
+
+Pure and in-memory. Why not PostgreSQL full-text: `ts_rank` has no inverse document frequency, so in an
+OR query a turn that only repeats a speaker's name ranks with one that shares the rare word the question
+is about; and ranking every match of an OR query over 100,000 rows of one scope costs PostgreSQL more
+than the whole latency budget of a recall (BENCHMARKS.md, `hindsight bench recall`). Postings are numpy
+arrays, so a query costs a few vector operations per query term.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+import Stemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# Function words carry no topic; without them BM25 stops matching "what did she do" to every turn.
+_STOP_TEXT = """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves s t don ve ll re m d also yes yeah oh wow hey hi really got get go went
+    gonna im thats it's"""
+STOPWORDS = frozenset(_STOP_TEXT.split())
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, as written."""
+    return _WORD.findall(text)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased, stemmed content words; CJK text becomes overlapping character bigrams (no spaces)."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if _CJK.search(word):
+            chars = [c for c in word if _CJK.match(c)] or list(word)
+            out += ["".join(chars[i : i + 2]) for i in range(max(len(chars) - 1, 1))]
+        elif word not in STOPWORDS:
+            out.append(_stem(word))
+    return out
+
+
+@dataclass
+class BM25:
+    """An append-only BM25 index; document ids are whatever the caller uses (memory ids).
+
+    `add` takes per-document term weights, so one document can hold fields of different weight
+    (a turn's own words at 1.0, the turn before it at a fraction).
+    """
+
+    # Turns are short and of similar length: less length normalisation and earlier term saturation than
+    # the textbook 1.2 / 0.75 (+0.01 R@5 on LoCoMo 1-5).
+    k1: float = 0.9
+    b: float = 0.5
+    _ids: list[object] = field(default_factory=list)
+    _lengths: list[float] = field(default_factory=list)
+    _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    _frozen: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = field(default_factory=dict)
+    _length_arr: npt.NDArray[np.float32] | None = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, doc_id: object, weighted_terms: dict[str, float]) -> None:
+        row = len(self._ids)
+        self._ids.append(doc_id)
+        self._lengths.append(sum(weighted_terms.values()))
+        for term, tf in weighted_terms.items():
+            self._postings.setdefault(term, []).append((row, tf))
+            self._frozen.pop(term, None)
+        self._length_arr = None
+
+    def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
+        self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight))
+
+    def search(self, query: str, limit: int) -> list[tuple[object, float]]:
+        """The `limit` best (doc id, BM25 score) pairs, best first; only documents sharing a query term."""
+        terms = list(dict.fromkeys(tokens(query)))
+        n = len(self._ids)
+        if not terms or n == 0:
+            return []
+        if self._length_arr is None:
+            self._length_arr = np.asarray(self._lengths, dtype=np.float32)
+        lengths = self._length_arr
+        avg = float(lengths.mean()) or 1.0
+        scores = np.zeros(n, dtype=np.float32)
+        for term in terms:
+            posting = self._posting(term)
+            if posting is None:
+                continue
+            rows, tf = posting
+            idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avg)
+            scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        hit = np.flatnonzero(scores)
+        if hit.size == 0:
+            return []
+        top = hit[np.argsort(-scores[hit], kind="stable")[:limit]]
+        return [(self._ids[int(i)], float(scores[int(i)])) for i in top]
+
+    def _posting(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        frozen = self._frozen.get(term)
+        if frozen is None:
+            raw = self._postings.get(term)
+            if not raw:
+                return None
+            frozen = (
+                np.fromiter((r for r, _ in raw), dtype=np.int64, count=len(raw)),
+                np.fromiter((w for _, w in raw), dtype=np.float32, count=len(raw)),
+            )
+            self._frozen[term] = frozen
+        return frozen
+
+
+def weighted_terms(text: str, *, context: str = "", context_weight: float = 0.0) -> dict[str, float]:
+    """Term frequencies of `text`, plus those of `context` scaled by `context_weight`."""
+    counts: dict[str, float] = dict(Counter(tokens(text)))
+    if context and context_weight > 0:
+        for term, tf in Counter(tokens(context)).items():
+            counts[term] = counts.get(term, 0.0) + tf * context_weight
+    return counts
+
+
+def build(docs: Iterable[tuple[object, str]]) -> BM25:
+    index = BM25()
+    for doc_id, text in docs:
+        index.add_text(doc_id, text)
+    return index

@@ -1,0 +1,304 @@
+"""The MCP tools. Flat parameters named as in the Python client; structured results (pipeline/mcp/results.py).
+
+Every tool is a thin call to the HTTP API (see gateway.py for why). A bad argument, an unknown memory or
+an unreachable API comes back as a tool error with a message the model can act on; nothing crashes the
+server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from pipeline import __version__
+from pipeline.errors import HindsightError
+from pipeline.mcp import results
+from pipeline.mcp.gateway import ApiGateway
+
+INSTRUCTIONS = (
+    "Long-term memory for this agent. Write each conversation turn with memory_write; recall what is "
+    "current and relevant with memory_recall before answering; keep the live session's task, confirmed "
+    "slots and open questions with memory_session_set; end the session with memory_session_end so the "
+    "background review turns confirmed slots into facts. memory_reflect reviews memory against a goal."
+)
+
+AgentId = Annotated[str, Field(min_length=1, max_length=256, description="the agent (service) id")]
+UserId = Annotated[str, Field(min_length=1, max_length=256, description="the end user's id")]
+SessionId = Annotated[str, Field(min_length=1, max_length=256, description="the conversation's id")]
+MemoryId = Annotated[str, Field(description="'episode:<n>' or 'semantic:<n>', as recall and list return")]
+Reason = Annotated[str, Field(min_length=1, max_length=2000, description="why (kept in the audit log)")]
+AsOf = Annotated[str | None, Field(description="ISO-8601 time with offset; default now")]
+K = Annotated[int, Field(ge=1, le=100, description="how many results")]
+
+
+def caller_scope(agent_id: str, user_id: str, *, api_key: str | None = None) -> tuple[str, str]:
+    """The (agent_id, user_id) scope this call may touch.
+
+    The seam for API keys (a later issue): today there are none (the embedded localhost default needs
+    none) and the flat parameters are the scope. With keys, this is the one function that maps the
+    caller's key to the scopes it may use and raises for any other.
+    """
+    del api_key
+    return agent_id, user_id
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """Our errors become tool errors (is_error=True, the message for the model); anything else is a bug
+    the SDK reports as a crash of this call only."""
+    try:
+        yield
+    except HindsightError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+class MemoryTools:
+    """The tools, one method each (registered by `build_server`)."""
+
+    def __init__(self, gateway: ApiGateway) -> None:
+        self.gateway = gateway
+
+    def memory_write(
+        self,
+        agent_id: AgentId,
+        user_id: UserId,
+        session_id: SessionId,
+        role: Literal["user", "assistant", "tool", "system"],
+        content: Annotated[str, Field(min_length=1, description="the turn's text (UTF-8, at most 16 KiB)")],
+        ts: AsOf = None,
+        source: Literal["user", "agent", "tool", "external"] | None = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="optional: entity, attribute, value (an explicit fact), core, space, priority"),
+        ] = None,
+        turn_id: Annotated[
+            str | None, Field(description="your unique id for the turn; made if omitted")
+        ] = None,
+    ) -> results.WriteResult:
+        """Remember one conversation turn. Returns once it is queued; review happens in the background."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        turn = {
+            "turn_id": turn_id or uuid.uuid4().hex,
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "session_id": session_id,
+            "role": role,
+            "content": content,
+            "ts": ts,
+            "source": source,
+            "metadata": metadata,
+        }
+        with tool_errors():
+            answer = self.gateway.call(
+                "POST", "/v1/turns", body=[{k: v for k, v in turn.items() if v is not None}]
+            )
+        return results.WriteResult(turn_id=answer["turn_ids"][0], accepted=answer["accepted"] == 1)
+
+    def memory_recall(
+        self,
+        query: Annotated[str, Field(min_length=1, max_length=4000)],
+        agent_id: AgentId,
+        user_id: UserId,
+        k: K = 10,
+        as_of: AsOf = None,
+        session_id: Annotated[
+            str | None, Field(description="adds that session's working memory beside the results")
+        ] = None,
+        include_cold: bool = False,
+    ) -> results.RecallResult:
+        """The memories most relevant to `query` that are valid now (or at `as_of`), best first."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        params = {
+            "q": query,
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "k": k,
+            "as_of": as_of,
+            "session_id": session_id,
+            "include_cold": "true" if include_cold else None,
+        }
+        with tool_errors():
+            return results.RecallResult.model_validate(self.gateway.call("GET", "/v1/recall", params=params))
+
+    def memory_reflect(
+        self,
+        goal: Annotated[
+            str, Field(min_length=1, max_length=2000, description="what the agent is trying to do")
+        ],
+        agent_id: AgentId,
+        user_id: UserId,
+        session_id: Annotated[str | None, Field(description="include this session's working memory")] = None,
+        k: Annotated[int, Field(ge=1, le=50, description="related memories to consider")] = 10,
+        as_of: AsOf = None,
+    ) -> results.ReflectResult:
+        """Review memory against a goal. With an LLM configured: which memories still hold, which to
+        correct, insights and suggested updates. Always: the evidence (current facts, superseded versions,
+        related memories)."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        body = {
+            "goal": goal,
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "session_id": session_id,
+            "k": k,
+            "as_of": as_of,
+        }
+        with tool_errors():
+            answer = self.gateway.call(
+                "POST", "/v1/reflect", body={k_: v for k_, v in body.items() if v is not None}
+            )
+            return results.ReflectResult.model_validate(answer)
+
+    def memory_update(
+        self,
+        memory_id: MemoryId,
+        agent_id: AgentId,
+        user_id: UserId,
+        reason: Reason,
+        weight: Annotated[float | None, Field(ge=0, le=10)] = None,
+        tags: list[str] | None = None,
+        core: Annotated[bool | None, Field(description="core memories never decay")] = None,
+        status: Annotated[
+            Literal["kept", "cold", "forgotten"] | None, Field(description="'kept' undoes a soft forget")
+        ] = None,
+    ) -> results.UpdateResult:
+        """Change a memory's weight, tags, core flag or status (audited)."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": "mcp"}
+        for name, value in (("weight", weight), ("tags", tags), ("core", core), ("status", status)):
+            if value is not None:
+                body[name] = value
+        with tool_errors():
+            return results.UpdateResult.model_validate(
+                self.gateway.call("PATCH", f"/v1/memories/{_path_id(memory_id)}", body=body)
+            )
+
+    def memory_forget(
+        self,
+        memory_id: MemoryId,
+        agent_id: AgentId,
+        user_id: UserId,
+        reason: Reason,
+        hard: Annotated[
+            bool, Field(description="purge it and its traces everywhere (erasure) instead of hiding it")
+        ] = False,
+    ) -> results.ForgetResult:
+        """Forget a memory: soft (out of recall, reversible with memory_update status='kept') or hard."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "hard": hard, "actor": "mcp"}
+        with tool_errors():
+            return results.ForgetResult.model_validate(
+                self.gateway.call("POST", f"/v1/memories/{_path_id(memory_id)}/forget", body=body)
+            )
+
+    def memory_list(
+        self,
+        agent_id: AgentId,
+        user_id: UserId,
+        kind: Literal["episode", "semantic"] | None = None,
+        status: Literal["pending", "kept", "cold", "merged", "forgotten"] | None = None,
+        session_id: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> results.MemoryPage:
+        """A scope's memories, newest first, filtered by kind, status and session; page with offset."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        params = {
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "kind": kind,
+            "status": status,
+            "session_id": session_id,
+            "limit": limit,
+            "offset": offset,
+        }
+        with tool_errors():
+            return results.MemoryPage.model_validate(self.gateway.call("GET", "/v1/memories", params=params))
+
+    def memory_session_get(
+        self, agent_id: AgentId, user_id: UserId, session_id: SessionId
+    ) -> results.WorkingMemory:
+        """The live session's working memory: current task, confirmed slots, pending questions."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        with tool_errors():
+            return results.WorkingMemory.model_validate(
+                self.gateway.call(
+                    "GET", _wm_path(session_id), params={"agent_id": agent_id, "user_id": user_id}
+                )
+            )
+
+    def memory_session_set(
+        self,
+        agent_id: AgentId,
+        user_id: UserId,
+        session_id: SessionId,
+        task: Annotated[str | None, Field(description='the current task; "" clears it')] = None,
+        slots: Annotated[
+            dict[str, str | None] | None,
+            Field(description="confirmed slots to set (name -> value); a null value removes a slot"),
+        ] = None,
+        pending_questions: Annotated[
+            list[str] | None, Field(description="replaces the open questions")
+        ] = None,
+        replace: Annotated[bool, Field(description="start from empty instead of merging")] = False,
+    ) -> results.WorkingMemory:
+        """Change the live session's working memory (merged; restarts its expiry)."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "replace": replace}
+        for name, value in (("task", task), ("slots", slots), ("pending_questions", pending_questions)):
+            if value is not None:
+                body[name] = value
+        with tool_errors():
+            return results.WorkingMemory.model_validate(
+                self.gateway.call("PATCH", _wm_path(session_id), body=body)
+            )
+
+    def memory_session_end(
+        self, agent_id: AgentId, user_id: UserId, session_id: SessionId
+    ) -> results.SessionEnded:
+        """End the session: it is reviewed now, and its confirmed slots become facts."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        body = {"agent_id": agent_id, "user_id": user_id, "session_id": session_id}
+        with tool_errors():
+            answer = self.gateway.call("POST", "/v1/sessions/end", body=body)
+        return results.SessionEnded(session_id=session_id, slots_handed_over=answer["slots_handed_over"])
+
+
+TOOLS = (
+    "memory_write",
+    "memory_recall",
+    "memory_reflect",
+    "memory_update",
+    "memory_forget",
+    "memory_list",
+    "memory_session_get",
+    "memory_session_set",
+    "memory_session_end",
+)
+
+
+def build_server(gateway: ApiGateway) -> MCPServer:
+    server: MCPServer = MCPServer(name="hindsight", version=__version__, instructions=INSTRUCTIONS)
+    tools = MemoryTools(gateway)
+    for name in TOOLS:
+        server.add_tool(getattr(tools, name), name=name)
+    return server
+
+
+def _path_id(memory_id: str) -> str:
+    kind, _, ref = memory_id.partition(":")
+    if kind not in ("episode", "semantic") or not ref.isdigit():
+        raise ToolError(f"memory_id: expected 'episode:<n>' or 'semantic:<n>', got {memory_id[:64]!r}")
+    return memory_id
+
+
+def _wm_path(session_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"/v1/sessions/{quote(session_id, safe='')}/working-memory"

@@ -1,0 +1,71 @@
+"""Fusing ranked lists and weighting candidates: the pure half of recall.
+
+Reciprocal rank fusion (Cormack et al. 2009) needs no calibration between a cosine in [-1, 1] and an
+unbounded BM25 score, which is why it is the default; `normalised` (min-max per list, weighted sum)
+is kept as the measured alternative (`hindsight bench locomo --variant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pipeline.quality import SOURCE_TRUST, UNKNOWN_TRUST
+
+K = TypeVar("K", bound=Hashable)
+
+__all__ = ["SOURCE_TRUST", "UNKNOWN_TRUST", "Factors", "normalised", "order_turns", "rrf"]
+# A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
+SEMANTIC_BOOST = 1.2
+
+
+def rrf(
+    lists: Mapping[str, Sequence[tuple[K, float]]], *, k: float, weights: Mapping[str, float]
+) -> dict[K, float]:
+    """Σ weight / (k + rank) over the lists a key appears in (rank from 1)."""
+    fused: dict[K, float] = {}
+    for name, ranked in lists.items():
+        w = weights.get(name, 1.0)
+        for rank, (key, _) in enumerate(ranked, start=1):
+            fused[key] = fused.get(key, 0.0) + w / (k + rank)
+    return fused
+
+
+def normalised(
+    lists: Mapping[str, Sequence[tuple[K, float]]], *, weights: Mapping[str, float]
+) -> dict[K, float]:
+    """Σ weight × (score − min) / (max − min) per list; a list of one equal score counts 1 for each."""
+    fused: dict[K, float] = {}
+    for name, ranked in lists.items():
+        if not ranked:
+            continue
+        w = weights.get(name, 1.0)
+        scores = [s for _, s in ranked]
+        lo, hi = min(scores), max(scores)
+        for key, s in ranked:
+            part = (s - lo) / (hi - lo) if hi > lo else 1.0
+            fused[key] = fused.get(key, 0.0) + w * part
+    return fused
+
+
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """Everything that multiplies a candidate's fused relevance, named for `explain`."""
+
+    weight: float
+    trust: float
+    semantic: float = 1.0  # SEMANTIC_BOOST for semantic memories
+    window: float = 1.0  # inside the time window the query names
+    fact: float = 1.0  # states a current fact about an entity/attribute the query names
+    superseded: float = 1.0  # history mode: what a newer fact replaced ranks below what replaced it
+
+    def product(self) -> float:
+        return self.weight * self.trust * self.semantic * self.window * self.fact * self.superseded
+
+
+def order_turns(turn_ids: Sequence[str], relevance: Mapping[str, float]) -> tuple[str, ...]:
+    """A semantic memory's provenance, most relevant member first (stable for members not scored)."""
+    unique = list(dict.fromkeys(turn_ids))
+    position = {t: i for i, t in enumerate(unique)}
+    return tuple(sorted(unique, key=lambda t: (-relevance.get(t, 0.0), position[t])))

@@ -1,0 +1,146 @@
+"""Hybrid recall through the real pipeline: validity, history, semantic stand-ins, scopes, explain."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.helpers import wait_until
+from tests.integration.harness import Stack
+
+pytestmark = pytest.mark.integration
+
+JAN = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
+MAR = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
+JUN = datetime(2026, 6, 1, 18, 0, tzinfo=UTC)
+PARAPHRASES = [
+    "I don't like long answers.",
+    "Please keep it short.",
+    "Your replies are too wordy.",
+    "Just get to the point.",
+]
+UNRELATED = [
+    "I'm flying to Kyoto on the 14th of April.",
+    "My dentist appointment moved to Tuesday at 3pm.",
+    "Our cat is called Miso and she is twelve.",
+    "I bought tickets for a jazz concert at the Blue Note.",
+    "How do I deduct home office costs from my taxes?",
+    "The lasagne recipe needs 500 grams of ricotta.",
+]
+
+
+def _session(stack: Stack, user: str, session: str, contents: list[str], start: datetime) -> list[str]:
+    ids = [
+        stack.client.write_memory(
+            "agent-a",
+            user,
+            session,
+            "user",
+            c,
+            ts=start + timedelta(minutes=i),
+            turn_id=f"{user}-{session}-{i}",
+        )
+        for i, c in enumerate(contents)
+    ]
+    stack.client.end_session("agent-a", user, session)
+    stack.wait_indexed(ids)
+    return ids
+
+
+def _recall(stack: Stack, q: str, user: str, **params: Any) -> list[dict[str, Any]]:
+    response = stack.api.get(
+        "/v1/recall", params={"q": q, "agent_id": "agent-a", "user_id": user, "k": 10, **params}
+    )
+    assert response.status_code == 200, response.text
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
+
+
+def _position(results: list[dict[str, Any]], turn_id: str) -> int:
+    return next(i for i, r in enumerate(results) if turn_id in r["source_turn_ids"])
+
+
+def test_superseded_values_rank_below_current_ones_and_as_of_answers_the_past(stack: Stack) -> None:
+    stack.start_scheduler()
+    old = _session(stack, "li", "s1", ["你好", "我住在杭州，在一家做机器人的公司上班"], JAN)[1]
+    new = _session(stack, "li", "s2", ["告诉你个消息，我搬到了上海"], JUN)[0]
+
+    # Now: only the current value; the Hangzhou turn asserts what is no longer true.
+    now = _recall(stack, "我住在哪里", "li")
+    turns = {t for r in now for t in r["source_turn_ids"]}
+    assert new in turns
+    assert old not in turns
+    top = now[_position(now, new)]
+    assert top["session_id"] == "s2"
+    assert top["event_time"] == JUN.isoformat()
+    assert top["valid_to"] is None
+    assert top["superseded"] is False
+    assert {"dense", "lexical", "fused", "weight", "trust", "semantic_boost", "fact_boost"} <= set(
+        top["explain"]
+    )
+    assert top["explain"]["lexical_rank"] is None  # no word of the question is in the answer...
+    assert top["explain"]["dense_rank"] is not None  # ...but the vector finds it
+    worded = _recall(stack, "搬到上海", "li")
+    assert worded[0]["source_turn_ids"] == [new]
+    assert worded[0]["explain"]["lexical_rank"] == 1
+
+    # History: the superseded value comes back, flagged, and never above the value that replaced it, even
+    # for a query worded like the old statement.
+    for q in ("我住在哪里", "我住在杭州", "杭州 机器人 公司"):
+        history = _recall(stack, q, "li", history=True)
+        assert _position(history, new) < _position(history, old), q
+        assert history[_position(history, old)]["superseded"] is True
+        assert history[_position(history, old)]["explain"]["superseded_factor"] < 1
+
+    # As of March: Hangzhou was the value then, and Shanghai had not been said yet.
+    then = _recall(stack, "我住在哪里", "li", as_of=MAR.isoformat())
+    turns = {t for r in then for t in r["source_turn_ids"]}
+    assert old in turns
+    assert new not in turns
+    assert all(datetime.fromisoformat(r["event_time"]) <= MAR for r in then)
+
+
+def test_a_semantic_memory_outranks_and_stands_in_for_its_members(stack: Stack) -> None:
+    stack.start_scheduler()
+    first = _session(stack, "mo", "s1", PARAPHRASES[:2] + UNRELATED[:3], JAN)
+    second = _session(stack, "mo", "s2", PARAPHRASES[2:] + UNRELATED[3:], JAN + timedelta(days=7))
+    members = {first[0], first[1], second[0], second[1]}
+    response = stack.api.post("/v1/review", json={"agent_id": "agent-a", "user_id": "mo", "full": True})
+    assert response.status_code == 202
+    batch_ids = response.json()["batch_ids"]
+    wait_until(
+        lambda: (
+            stack.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
+            == len(batch_ids)
+        ),
+        timeout=60,
+        what="the full review",
+    )
+    wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
+
+    # Even a query that repeats one member word for word finds the memory first, with that member's
+    # turn first in its provenance, and no member listed again on its own.
+    for q, member in (("Your replies are too wordy.", second[0]), ("how long should your answers be", None)):
+        results = _recall(stack, q, "mo")
+        assert results[0]["kind"] == "semantic", q
+        assert set(results[0]["source_turn_ids"]) == members
+        if member is not None:
+            assert results[0]["source_turn_ids"][0] == member
+        assert all(r["kind"] == "semantic" or not set(r["source_turn_ids"]) & members for r in results)
+        scores = [r["score"] for r in results]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_recall_never_returns_another_scopes_memories(stack: Stack) -> None:
+    stack.start_scheduler()
+    ana = _session(stack, "ana", "s1", [UNRELATED[0], UNRELATED[2], "Ana's violin lesson is on Friday."], JAN)
+    bob = _session(stack, "bob", "s1", [UNRELATED[0], UNRELATED[3], "Bob's violin lesson is on Monday."], JAN)
+    for user, own in (("ana", set(ana)), ("bob", set(bob))):
+        for q in ("violin lesson", "Kyoto flight", "Miso the cat", "jazz concert tickets"):
+            results = _recall(stack, q, user)
+            assert {t for r in results for t in r["source_turn_ids"]} <= own, (user, q)
+    assert _recall(stack, "violin lesson", "carol") == []
+    response = stack.api.get("/v1/recall", params={"q": "violin", "agent_id": "agent-b", "user_id": "ana"})
+    assert response.json() == {"results": []}

@@ -1,0 +1,68 @@
+"""The per-scope BM25 cache: fields, previous-turn context, context-only documents, top-ups."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pipeline.adapters.lexicon_cache import Lexicon
+from pipeline.adapters.postgres.recall_sql import LexicalDoc
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Store:
+    """Stands in for RecallStore.lexical_docs: returns the docs changed after `since`, in id order."""
+
+    def __init__(self) -> None:
+        self.docs: list[LexicalDoc] = []
+        self.calls: list[tuple[str, str, datetime]] = []
+
+    def add(
+        self, id_: int, text: str, *, session: str = "s1", speaker: str | None = None, kept: bool = True
+    ) -> None:
+        ts = T0 + timedelta(seconds=id_ * 10)
+        self.docs.append(LexicalDoc("episode", id_, session, text, speaker, kept, ts))
+
+    def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
+        self.calls.append((agent_id, user_id, since))
+        return [d for d in self.docs if d.changed_at > since and agent_id == "a" and user_id == "u"]
+
+
+def _lexicon(store: Store, **kw: Any) -> Lexicon:
+    return Lexicon(store, **kw)  # type: ignore[arg-type]
+
+
+def test_speaker_names_and_previous_turn_context_are_searchable() -> None:
+    store = Store()
+    store.add(1, "What did you adopt at the shelter?", speaker="Melanie", kept=False)  # cold: context only
+    store.add(2, "A puppy named Oscar!", speaker="Caroline")
+    store.add(3, "The shelter was busy today.", session="s2", speaker="Melanie")
+    lex = _lexicon(store, context_weight=0.5)
+    assert [(k, i) for k, i, _ in lex.search("a", "u", "Caroline", 5)] == [("episode", 2)]
+    # The cold question is never a result, but its words lead to the reply that followed it.
+    hits = lex.search("a", "u", "what did Caroline adopt", 5)
+    assert hits[0][1] == 2
+    assert 1 not in {i for _, i, _ in hits}
+    # Own words outweigh another session's context: s2's turn 3 says "shelter" itself.
+    assert lex.search("a", "u", "shelter", 5)[0][1] == 3
+    assert lex.search("a", "other", "shelter", 5) == []  # another scope has its own (empty) index
+
+
+def test_top_ups_read_only_what_changed_and_run_behind_recall() -> None:
+    store = Store()
+    store.add(1, "I play the cello")
+    lex = _lexicon(store, refresh_s=0.05)
+    assert [i for _, i, _ in lex.search("a", "u", "cello", 5)] == [1]
+    store.add(2, "The cello lesson moved to Friday")
+    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == []  # within refresh_s: the cached index
+    time.sleep(0.1)
+    lex.search("a", "u", "friday", 5)  # stale: starts a top-up in the background
+    deadline = time.monotonic() + 5
+    while not lex.search("a", "u", "friday", 5) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == [2]
+    assert store.calls[0][2] < T0  # the first read takes everything
+    assert store.calls[-1][2] > T0  # later ones only what changed since (with a short overlap)
+    assert sorted(i for _, i, _ in lex.search("a", "u", "cello", 5)) == [1, 2]  # nothing added twice

@@ -1,0 +1,137 @@
+"""The pure parts of recall: fusion, provenance order, BM25, evidence ids and recall@k walking."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import lexical, ranking, recall
+from pipeline.bench.locomo_data import normalise_evidence, recall_at_k
+from pipeline.models import Hit
+
+
+def test_rrf_sums_reciprocal_ranks_over_lists() -> None:
+    fused = ranking.rrf(
+        {"dense": [("a", 0.9), ("b", 0.8)], "lexical": [("b", 12.0), ("c", 3.0)]},
+        k=60.0,
+        weights={"dense": 1.0, "lexical": 2.0},
+    )
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62 + 2 / 61)
+    assert fused["c"] == pytest.approx(2 / 62)
+    # In both lists beats first in one.
+    assert max(fused, key=fused.__getitem__) == "b"
+
+
+def test_normalised_fusion_is_min_max_per_list() -> None:
+    fused = ranking.normalised(
+        {"dense": [("a", 0.9), ("b", 0.5), ("c", 0.1)], "lexical": [("c", 10.0), ("a", 5.0)]},
+        weights={"dense": 1.0, "lexical": 1.0},
+    )
+    assert fused["a"] == pytest.approx(1.0 + 0.0)
+    assert fused["b"] == pytest.approx(0.5)
+    assert fused["c"] == pytest.approx(0.0 + 1.0)
+    single = ranking.normalised({"dense": [("x", 0.3)]}, weights={})
+    assert single == {"x": 1.0}
+
+
+def test_factors_multiply_and_semantic_memories_are_boosted() -> None:
+    f = ranking.Factors(weight=0.5, trust=0.7, semantic=ranking.SEMANTIC_BOOST, window=1.5, fact=1.2)
+    assert f.product() == pytest.approx(0.5 * 0.7 * 1.2 * 1.5 * 1.2)
+    assert ranking.Factors(weight=1.0, trust=1.0, superseded=0.5).product() == 0.5
+
+
+def test_order_turns_puts_relevant_members_first_and_keeps_the_rest_in_order() -> None:
+    turns = ["t1", "t2", "t3", "t4", "t2"]
+    assert ranking.order_turns(turns, {"t3": 0.9, "t4": 0.2}) == ("t3", "t4", "t1", "t2")
+    assert ranking.order_turns(turns, {}) == ("t1", "t2", "t3", "t4")
+
+
+def test_bm25_prefers_rare_terms_and_matches_stems() -> None:
+    index = lexical.BM25()
+    index.add_text(1, "Caroline: I went to the support group yesterday")
+    index.add_text(2, "Caroline: I love painting sunsets")
+    index.add_text(3, "Melanie: Caroline, how are you?")
+    results = index.search("When did Caroline paint a sunset?", 3)
+    assert results[0][0] == 2  # "paint"/"sunset" are rarer than "Caroline" and match "painting"/"sunsets"
+    assert {doc for doc, _ in results} == {1, 2, 3}
+    assert index.search("the of and", 3) == []  # stop words only
+
+
+def test_bm25_context_terms_count_less_than_own_terms() -> None:
+    index = lexical.BM25()
+    index.add(
+        1,
+        lexical.weighted_terms(
+            "I adopted a puppy", context="What did you do at the shelter?", context_weight=0.5
+        ),
+    )
+    index.add(2, lexical.weighted_terms("The shelter was busy"))
+    index.add(3, lexical.weighted_terms("Nothing much"))
+    assert index.search("shelter", 3)[0][0] == 2
+    assert next(doc for doc, _ in index.search("shelter puppy", 3)) == 1
+
+
+def test_tokens_split_cjk_into_bigrams() -> None:
+    assert lexical.tokens("我住在上海") == ["我住", "住在", "在上", "上海"]
+    assert lexical.tokens("Running, ran; runs!") == ["run", "ran", "run"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (["D1:3"], ("D1:3",)),
+        (["D30:05"], ("D30:5",)),
+        (["D:11:26"], ("D11:26",)),
+        (["D8:6; D9:17"], ("D8:6", "D9:17")),
+        (["D21:18 D21:22 D11:15"], ("D21:18", "D21:22", "D11:15")),
+        (["D", "D2:1", "D2:1"], ("D2:1",)),
+        ([], ()),
+    ],
+)
+def test_normalise_evidence(raw: list[str], expected: tuple[str, ...]) -> None:
+    assert normalise_evidence(raw) == expected
+
+
+def test_recall_at_k_counts_distinct_turns_not_results() -> None:
+    ranked = [("a", "b", "c"), ("b", "d"), ("e",), ("gold2",)]
+    # k=3: a, b, c (one semantic memory takes three slots); gold1 never appears.
+    assert recall_at_k(ranked, {"c", "gold2"}, 3) == 0.5
+    # k=5: a, b, c, d, e; the repeated "b" does not use a slot, but gold2 comes sixth.
+    assert recall_at_k(ranked, {"c", "gold2"}, 5) == 0.5
+    assert recall_at_k(ranked, {"c", "gold2"}, 6) == 1.0
+    assert recall_at_k([], {"x"}, 10) == 0.0
+    with pytest.raises(ValueError, match="without evidence"):
+        recall_at_k(ranked, set(), 5)
+
+
+def _hit(
+    id_: str, score: float, turns: tuple[str, ...], *, kind: str = "episode", superseded: bool = False
+) -> Hit:
+    return Hit(id_, kind, id_, score, 1.0, None, None, turns, None, superseded=superseded)  # type: ignore[arg-type]
+
+
+def test_history_puts_superseded_statements_below_every_current_one_even_on_ties() -> None:
+    hits = [
+        _hit("old", 0.9, ("t1",), superseded=True),
+        _hit("new", 0.0, ("t2",)),
+        _hit("other", 0.4, ("t3",)),
+    ]
+    ranked = sorted(recall._history_below_current(hits, 0.5), key=recall._rank_key, reverse=True)
+    assert [h.id for h in ranked] == ["other", "new", "old"]
+    assert ranked[-1].score == 0.0
+
+
+def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_not() -> None:
+    hits = [
+        _hit("member-b", 0.9, ("b",)),
+        _hit("other", 0.8, ("x",)),
+        _hit("small", 0.3, ("a", "b", "c"), kind="semantic"),
+        _hit("member-a", 0.2, ("a",)),
+        _hit("large", 0.1, (*tuple(f"t{i}" for i in range(20)), "x"), kind="semantic"),
+    ]
+    out = recall._stand_in(hits, max_members=12)
+    assert [h.id for h in out] == ["small", "other", "large"]
+    assert out[0].score == pytest.approx(0.9 * ranking.SEMANTIC_BOOST)  # lifted above its best member
+    assert out[0].source_turn_ids == ("b", "a", "c")  # most relevant member first
+    assert out[0].explain == {"stands_in_for_score": 0.9}
+    assert out[2].score == 0.1  # a 21-turn memory keeps its own rank, and "other" keeps its place
