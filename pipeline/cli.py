@@ -118,15 +118,24 @@ def api(
 
 
 @app.command("indexer", epilog=example("HINDSIGHT_QDRANT_URL=http://qdrant:6333 hindsight indexer"))
-def indexer_cmd() -> None:
+def indexer_cmd(
+    embedded: Annotated[
+        bool,
+        typer.Option(
+            "--embedded",
+            help="own the in-process Qdrant under HINDSIGHT_DATA_DIR (no `hindsight api --indexer` may run on it)",
+        ),
+    ] = False,
+) -> None:
     """Drain the index outbox into Qdrant (needs HINDSIGHT_QDRANT_URL; embedded mode runs it inside `api`)."""
     from pipeline.roles import run_indexer
 
     settings = _settings()
-    if settings.qdrant_url is None:
+    if settings.qdrant_url is None and not embedded:
         fail(
             "the embedded Qdrant can be opened by one process only: in embedded mode the indexer runs inside "
-            "`hindsight api`; set HINDSIGHT_QDRANT_URL to run it on its own"
+            "`hindsight api`; set HINDSIGHT_QDRANT_URL to run it on its own (or pass --embedded when no API "
+            "process opens the folder)"
         )
     run_indexer(settings)
 

@@ -138,6 +138,9 @@ class Settings(BaseSettings):
     # An entry delivered to a scheduler that has not acked it for this long is taken over by another.
     scheduler_claim_idle_ms: int = Field(60_000, ge=100)
     scheduler_tick_s: float = Field(1.0, gt=0)
+    # Claimed batches no worker has started yet; beyond this the backlog waits in PostgreSQL, where claims
+    # take user turns first. Keep it above the number of review workers so none of them idles.
+    scheduler_max_waiting_batches: int = Field(16, ge=1)
     # A batch not finished this long after dispatch is sent again by the reconcile job.
     batch_stuck_s: float = Field(1200.0, gt=0)
     reconcile_every_s: float = Field(60.0, gt=0)

@@ -50,6 +50,7 @@ def run_scheduler(settings: Settings) -> None:
             batch_size=settings.policy.batch_size,
             idle_s=settings.policy.idle_s,
             max_batch=settings.policy.max_batch,
+            max_waiting=settings.scheduler_max_waiting_batches,
         ),
         clock=utcnow,
     )

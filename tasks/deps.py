@@ -11,6 +11,7 @@ from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
 from pipeline.config import get_settings
+from pipeline.llm_breaker import BreakerCompleter
 from pipeline.llm_review import ClientReviewLLM
 from pipeline.ports import ReviewLLM
 from pipeline.review import ReviewConfig
@@ -30,7 +31,13 @@ def embedder() -> SentenceTransformerEmbedder:
 def review_llm() -> ReviewLLM | None:
     settings = get_settings()
     client = make_client(settings.llm, redis_client=connect(settings.broker_url))
-    return None if client is None else ClientReviewLLM(client)
+    if client is None:
+        return None
+    # One breaker per worker process: a dead endpoint costs each worker one round of timeouts, not one per turn.
+    breaker = BreakerCompleter(
+        client, failures=settings.llm.breaker_failures, cooldown_s=settings.llm.breaker_cooldown_s
+    )
+    return ClientReviewLLM(breaker)
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, case, delete, func, insert, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    and_,
+    case,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -33,6 +46,8 @@ from pipeline.vector_ids import point_id
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 
 OUTBOX_CHANNEL = "hindsight_outbox"
+# priority * URGENCY_SHIFT + id orders by priority, then id, for ids below 2**40 (a trillion episodes).
+URGENCY_SHIFT = 2**40
 EPISODE = "episode"
 SEMANTIC = "semantic"
 
@@ -150,6 +165,8 @@ class Repository:
                 func.count().filter(e.c.light_batch_id.is_(None)).label("pending_light"),
                 func.max(e.c.received_at).label("last_received"),
                 func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
+                # min over (priority, id) in one bigint: the most urgent priority and its oldest episode.
+                func.min(cast(e.c.priority, BigInteger) * URGENCY_SHIFT + e.c.id).label("urgency"),
             )
             .select_from(
                 e.outerjoin(
@@ -173,7 +190,14 @@ class Repository:
                 scope=scope,
                 pending_full=sum(r.pending_full for r in rows),
                 sessions=tuple(
-                    SessionBacklog(r.session_id, r.pending_light, r.last_received, bool(r.ended))
+                    SessionBacklog(
+                        r.session_id,
+                        r.pending_light,
+                        r.last_received,
+                        bool(r.ended),
+                        top_priority=int(r.urgency) // URGENCY_SHIFT,
+                        first_pending_id=int(r.urgency) % URGENCY_SHIFT,
+                    )
                     for r in rows
                 ),
             )
@@ -222,6 +246,12 @@ class Repository:
             column = "full_batch_id" if d.kind == "full" else "light_batch_id"
             s.execute(update(e).where(e.c.id.in_(ids)).values({column: batch_id}))
             return int(batch_id)
+
+    def waiting_batches(self) -> int:
+        """Batches claimed or dispatched that no worker has started yet: the review queue's real depth."""
+        with translate_errors(), self.engine.connect() as conn:
+            n = conn.scalar(text("SELECT count(*) FROM batches WHERE status IN ('pending', 'dispatched')"))
+            return int(n or 0)
 
     def mark_dispatched(self, batch_ids: Sequence[int], now: datetime) -> None:
         b = batches
