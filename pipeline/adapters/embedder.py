@@ -63,6 +63,10 @@ class SentenceTransformerEmbedder:
     def warm_up(self) -> None:
         self._load()
 
+    def model(self) -> object:
+        """The loaded sentence-transformers model, for benchmarks that time its parts."""
+        return self._load()
+
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
