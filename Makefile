@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 COMPOSE_VERSION ?= 2.40.3
 
-.PHONY: install run test test-unit test-integration test-fuzz lint format typecheck bench-ingest clean
+.PHONY: install run test test-unit test-integration test-fuzz test-faults lint format typecheck bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ test-integration: install $(CHROMIUM)
 # HINDSIGHT_FUZZ_EXAMPLES=500 make test-fuzz for a quick pass.
 test-fuzz: install
 	$(BIN)/pytest tests/fuzz
+
+# Fault suite: SIGKILL storm over 10,000 turns, PostgreSQL/Redis/Qdrant/LLM outages, a 50,000-turn backlog, on
+# private embedded servers it may stop (never the machine's own): ~10 minutes, so not part of `make test`.
+test-faults: install
+	$(BIN)/pytest tests/faults
 
 lint: install
 	$(BIN)/ruff check .

@@ -118,15 +118,24 @@ def api(
 
 
 @app.command("indexer", epilog=example("HINDSIGHT_QDRANT_URL=http://qdrant:6333 hindsight indexer"))
-def indexer_cmd() -> None:
+def indexer_cmd(
+    embedded: Annotated[
+        bool,
+        typer.Option(
+            "--embedded",
+            help="own the in-process Qdrant under HINDSIGHT_DATA_DIR (no `hindsight api --indexer` may run on it)",
+        ),
+    ] = False,
+) -> None:
     """Drain the index outbox into Qdrant (needs HINDSIGHT_QDRANT_URL; embedded mode runs it inside `api`)."""
     from pipeline.roles import run_indexer
 
     settings = _settings()
-    if settings.qdrant_url is None:
+    if settings.qdrant_url is None and not embedded:
         fail(
             "the embedded Qdrant can be opened by one process only: in embedded mode the indexer runs inside "
-            "`hindsight api`; set HINDSIGHT_QDRANT_URL to run it on its own"
+            "`hindsight api`; set HINDSIGHT_QDRANT_URL to run it on its own (or pass --embedded when no API "
+            "process opens the folder)"
         )
     run_indexer(settings)
 
@@ -723,6 +732,22 @@ def bench_recall(
         database_url=database_url or bench.BENCH_DATABASE_URL,
         write=write,
         console=out,
+    )
+
+
+@bench_app.command("embed", epilog=example("hindsight bench embed --n 300 --rounds 2 --no-write"))
+def bench_embed(
+    n: Annotated[int, typer.Option(min=64, help="LoCoMo turns per throughput measurement")] = 1000,
+    rounds: Annotated[int, typer.Option(min=1, help="interleaved rounds; the best of each counts")] = 4,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
+    from pipeline.bench import embed as bench
+    from pipeline.bench.review import DEFAULT_DATA
+
+    bench.run_embed_bench(
+        _settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
     )
 
 

@@ -20,6 +20,8 @@ from pipeline.logging import get_logger
 from pipeline.ports import IndexPoint, VectorIndex
 
 log = get_logger(__name__)
+# Longest wait between reconnects while PostgreSQL is down: a longer one only delays recovery.
+MAX_BACKOFF_S = 10.0
 
 
 def drain_once(repo: Repository, index: VectorIndex, *, limit: int) -> int:
@@ -78,7 +80,7 @@ class Indexer:
             except (psycopg.Error, HindsightError, OSError) as exc:
                 log.warning("indexer.retry", error=str(exc)[:300], backoff_s=backoff)
                 self._stop.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
         log.info("indexer.stopped")
 
     def _wait(self, conn: psycopg.Connection[object]) -> None:

@@ -65,6 +65,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vector: ...
 
 
+class WarmEmbedder(Embedder, Protocol):
+    """An embedder with a model to load; roles call warm_up before taking work, so a broken install
+    fails the process at start and the first request is not the slow one."""
+
+    def warm_up(self) -> None: ...
+
+
 class ReviewLLM(Protocol):
     """What a review asks of the optional LLM. Both return None on any failure, and the rules decide then."""
 

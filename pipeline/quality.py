@@ -278,6 +278,8 @@ def _clamp(x: float) -> float:
 def _normalise(content: str) -> str:
     # NFKC folds full-width letters/digits and compatibility forms; control characters become spaces.
     text = unicodedata.normalize("NFKC", content)
+    if text.isprintable():  # no character of category "Other" (C*): skip the per-character pass
+        return text.strip()
     return "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text).strip()
 
 

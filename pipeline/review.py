@@ -13,7 +13,7 @@ another loses cleanly in `complete_review`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline import clustering, consolidation, dedup, fact_extraction, injection, quality, summarise
 from pipeline.adapters.embedder import from_blob, to_blob
-from pipeline.adapters.postgres.repository import BatchInfo, Repository
+from pipeline.adapters.postgres.repository import Repository, ReviewInputs
 from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
 from pipeline.adapters.postgres.semantic_writes import MemoryWrite
 from pipeline.models import CorrectionHint, FactCandidate
@@ -71,7 +71,15 @@ def review_batch(
     if batch is None:
         return None
     timings: dict[str, float] = {}
-    episodes = repo.batch_episodes(batch)
+    t_load = time.perf_counter()
+    inputs = repo.review_inputs(
+        batch,
+        memory_limit=config.scope_memory_limit,
+        # The batch's own points count towards the cluster limit (see _consolidate): read the most it may take.
+        cluster_limit=config.cluster_limit,
+    )
+    episodes = inputs.episodes
+    timings["load"] = _ms(t_load)  # what dedup and clustering compare against, read once up front
 
     t0 = time.perf_counter()
     to_embed = [ep for ep in episodes if ep.embedding is None]
@@ -87,12 +95,9 @@ def review_batch(
     new = [ep for ep in pending if ep.id not in quarantined]
     timings["screen"] = _ms(t_screen)
     t1 = time.perf_counter()
-    kept_before = repo.scope_memories(
-        batch.agent_id, batch.user_id, exclude=[ep.id for ep in episodes], limit=config.scope_memory_limit
-    )
     plan = dedup.plan(
         [dedup.Memory(ep.id, ep.ts, vectors[ep.id]) for ep in new],
-        kept_before,
+        inputs.memories,
         threshold=config.dedup_threshold,
     )
     merged_into = dedup.resolve_chains(plan.merges)
@@ -147,7 +152,7 @@ def review_batch(
     memories: list[MemoryWrite] = []
     if batch.kind == "full":
         memories, cluster_counts = _consolidate(
-            batch, episodes, decisions, candidates, vectors, repo, config, llm, stats, timings
+            inputs, decisions, candidates, vectors, config, llm, stats, timings
         )
         counts |= cluster_counts
     t3 = time.perf_counter()
@@ -268,12 +273,10 @@ def _ms(t0: float) -> float:
 
 
 def _consolidate(
-    batch: BatchInfo,
-    episodes: list[BatchEpisode],
+    inputs: ReviewInputs,
     decisions: list[EpisodeDecision],
     candidates: list[FactCandidate],
     vectors: dict[int, Vector],
-    repo: Repository,
     config: ReviewConfig,
     llm: ReviewLLM | None,
     stats: dict[str, int],
@@ -284,6 +287,7 @@ def _consolidate(
     Embeddings come from PostgreSQL (or this review): nothing is embedded again.
     """
     t0 = time.perf_counter()
+    episodes = inputs.episodes
     final = {d.id: d.status for d in decisions}
     batch_points = [
         consolidation.Point(
@@ -292,13 +296,8 @@ def _consolidate(
         for ep in episodes
         if final.get(ep.id, ep.status) == "kept"
     ]
-    points = batch_points + repo.cluster_inputs(
-        batch.agent_id,
-        batch.user_id,
-        exclude=[ep.id for ep in episodes],
-        # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
-        limit=max(config.cluster_limit - len(batch_points), 0),
-    )
+    # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
+    points = batch_points + inputs.points[: max(config.cluster_limit - len(batch_points), 0)]
     counts = {"clustered": len(points), "clusters": 0, "noise": len(points)}
     if len(points) < config.cluster.min_cluster_size:
         timings["cluster"] = _ms(t0)
@@ -307,7 +306,7 @@ def _consolidate(
     # Turns that state the same current fact are one memory whatever their wording: embeddings of
     # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
     groups = consolidation.fact_groups(
-        points, _fact_keys(repo, batch, candidates, config), config.cluster.min_cluster_size
+        points, _fact_keys(inputs.fact_groups, candidates), config.cluster.min_cluster_size
     )
     grouped = {i for g in groups for i in g}
     rest = [i for i in range(len(points)) if i not in grouped]
@@ -315,9 +314,7 @@ def _consolidate(
     clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
     noise = [rest[i] for i in noise] if found or len(rest) >= 2 else rest
     ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
-    plan = consolidation.plan(
-        points, ordered, repo.open_semantic(batch.agent_id, batch.user_id), match_cosine=config.match_cosine
-    )
+    plan = consolidation.plan(points, ordered, inputs.open_memories, match_cosine=config.match_cosine)
     timings["cluster"] = _ms(t0)
     counts |= {
         "clusters": len(clusters),
@@ -345,11 +342,11 @@ def _consolidate(
 
 
 def _fact_keys(
-    repo: Repository, batch: BatchInfo, candidates: list[FactCandidate], config: ReviewConfig
+    stored: Sequence[tuple[str, tuple[str, ...]]], candidates: list[FactCandidate]
 ) -> dict[str, set[str]]:
     """Chain key -> turn ids stating its current value: stored facts plus this review's statements."""
     keys: dict[str, set[str]] = {}
-    for key, turn_ids in repo.current_fact_groups(batch.agent_id, batch.user_id, min_turns=1):
+    for key, turn_ids in stored:
         keys.setdefault(key, set()).update(turn_ids)
     for c in candidates:
         keys.setdefault(f"{c.entity}/{c.attribute}={c.value.lower()}", set()).update(c.turn_ids)

@@ -50,6 +50,7 @@ def run_scheduler(settings: Settings) -> None:
             batch_size=settings.policy.batch_size,
             idle_s=settings.policy.idle_s,
             max_batch=settings.policy.max_batch,
+            max_waiting=settings.scheduler_max_waiting_batches,
         ),
         clock=utcnow,
     )
@@ -95,7 +96,7 @@ def run_flower(settings: Settings) -> None:
 
 
 def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:
-    from pipeline.adapters.embedder import SentenceTransformerEmbedder
+    from pipeline.adapters.embedder import make_embedder
     from pipeline.adapters.index_factory import open_index
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
@@ -112,7 +113,7 @@ def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:
         forgetting=ForgettingStore(engine),
         stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
         index=open_index(settings),
-        embedder=SentenceTransformerEmbedder(settings.embedding),
+        embedder=make_embedder(settings),
         dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
         run_indexer=run_indexer,
         claim_limit=settings.policy.max_batch,

@@ -209,11 +209,15 @@ def _key_terms(members: Sequence[str], lead: str) -> list[str]:
             )
             position += 1
     ranked = sorted(found.values(), key=lambda c: (-c.members, c.first))
-    chosen: list[_Candidate] = []
+    chosen: list[str] = []
+    # The words of the terms chosen so far: a term that is one of them ("train" after "morning train")
+    # adds nothing. A set, not a scan of `chosen` per candidate: a big cluster has thousands of terms.
+    words: set[str] = set()
     for candidate in ranked:
-        if not any(candidate.shown in c.shown.split() for c in chosen):  # "train" after "morning train"
-            chosen.append(candidate)
-    return [c.shown for c in chosen]
+        if candidate.shown not in words:
+            chosen.append(candidate.shown)
+            words.update(candidate.shown.split())
+    return chosen
 
 
 def _truncate(text: str, max_words: int) -> str:

@@ -4,6 +4,10 @@
   (light-reviewed episodes count, or users with short sessions would never be clustered);
 - otherwise a session that has ended, or has been idle for idle_s, gets a light review of its
   episodes that no review has seen yet.
+
+Under a backlog the decisions come out most urgent first (the lowest priority number waiting: user
+turns 1, agent 2, tool 3; then the longest waiting), so that a scheduler allowed to dispatch only a
+few batches at a time spends them on user turns, fairly across scopes.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ class SessionBacklog:
     pending_light: int  # episodes no review has claimed yet
     last_received_at: datetime  # when the newest of them reached the store
     ended: bool
+    top_priority: int = 2  # the most urgent (lowest) priority among its pending episodes
+    first_pending_id: int = 0  # the oldest episode of that priority: ties go to whoever waited longest
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +37,11 @@ class ScopeBacklog:
     scope: Scope
     pending_full: int  # episodes not yet claimed by a full review
     sessions: tuple[SessionBacklog, ...]
+
+    @property
+    def urgency(self) -> tuple[int, int]:
+        """(most urgent priority waiting, id of its oldest episode): lower goes first."""
+        return min(((s.top_priority, s.first_pending_id) for s in self.sessions), default=(2, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,21 +53,27 @@ class Dispatch:
 
 
 def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle_s: float) -> list[Dispatch]:
-    """The reviews to start now. `idle_s` is in seconds; `now` must be timezone-aware."""
-    decisions: list[Dispatch] = []
+    """The reviews to start now, most urgent first. `idle_s` is in seconds; `now` must be timezone-aware."""
+    ranked: list[tuple[tuple[int, int], Dispatch]] = []
     for backlog in backlogs:
         if backlog.pending_full >= batch_size:
             # A full review takes every pending episode of the scope, sessions included.
-            decisions.append(Dispatch(backlog.scope, "full", "batch_size"))
+            ranked.append((backlog.urgency, Dispatch(backlog.scope, "full", "batch_size")))
             continue
         for session in backlog.sessions:
             if session.pending_light <= 0:
                 continue
             if session.ended:
-                decisions.append(Dispatch(backlog.scope, "light", "session_end", session.session_id))
+                d = Dispatch(backlog.scope, "light", "session_end", session.session_id)
             elif (now - session.last_received_at).total_seconds() >= idle_s:
-                decisions.append(Dispatch(backlog.scope, "light", "idle", session.session_id))
-    return decisions
+                d = Dispatch(backlog.scope, "light", "idle", session.session_id)
+            else:
+                continue
+            ranked.append(((session.top_priority, session.first_pending_id), d))
+    # Most urgent priority first; among equals, the one whose oldest such episode waited longest, so that
+    # a scheduler dispatching one batch at a time rotates over scopes instead of draining one of them.
+    ranked.sort(key=lambda pair: pair[0])
+    return [d for _, d in ranked]
 
 
 def on_demand(backlogs: list[ScopeBacklog], *, full: bool, scope: Scope | None = None) -> list[Dispatch]:

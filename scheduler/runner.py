@@ -25,6 +25,9 @@ from pipeline.validation import decode_stream_fields, parse_event
 from scheduler.policy import Dispatch, decide
 
 log = get_logger(__name__)
+# Longest wait between retries while PostgreSQL or Redis is down. Each retry is one cheap round trip; a longer
+# wait only delays recovery (with 30 s, a 30 s outage could leave the scheduler asleep 16 s past its end).
+MAX_BACKOFF_S = 10.0
 
 Dispatcher = Callable[[int], None]  # sends review_batch(batch_id)
 
@@ -40,6 +43,10 @@ class RunnerConfig:
     idle_s: float
     max_batch: int
     trim_every_s: float = 30.0
+    # Batches claimed but not yet started that may wait in the review queue. Beyond that the backlog
+    # stays as pending episodes in PostgreSQL, where each claim takes the most urgent first; batches
+    # claimed eagerly would freeze arrival order into the Celery queue and defeat priorities.
+    max_waiting: int = 16
 
 
 def consumer_name() -> str:
@@ -94,7 +101,7 @@ class SchedulerRunner:
                 log.warning("scheduler.retry", error=str(exc)[:300], backoff_s=backoff)
                 recover_own = True
                 self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
         log.info("scheduler.stopped", consumer=self.consumer)
 
     def step(self) -> None:
@@ -150,14 +157,18 @@ class SchedulerRunner:
         return inserted
 
     def tick(self) -> list[int]:
-        """Run the policy over the backlog; claim and dispatch what it decides. Returns batch ids."""
+        """Run the policy over the backlog; claim and dispatch what it decides, as far as the review queue
+        has room. Returns batch ids."""
+        room = self.config.max_waiting - self.repo.waiting_batches()
+        if room <= 0:
+            return []
         decisions = decide(
             self.repo.backlog(),
             now=self.clock(),
             batch_size=self.config.batch_size,
             idle_s=self.config.idle_s,
         )
-        return self.claim_and_dispatch(decisions)
+        return self.claim_and_dispatch(decisions[:room])
 
     def claim_and_dispatch(self, decisions: Sequence[Dispatch], *, min_full: int | None = None) -> list[int]:
         batch_ids: list[int] = []

@@ -5,14 +5,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pipeline import clustering, injection, quality
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
 from pipeline.config import get_settings
+from pipeline.llm_breaker import BreakerCompleter
 from pipeline.llm_review import ClientReviewLLM
-from pipeline.ports import ReviewLLM
+from pipeline.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import ReviewConfig
 
 
@@ -22,15 +23,21 @@ def repository() -> Repository:
 
 
 @lru_cache(maxsize=1)
-def embedder() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(get_settings().embedding)
+def embedder() -> WarmEmbedder:
+    return make_embedder(get_settings())
 
 
 @lru_cache(maxsize=1)
 def review_llm() -> ReviewLLM | None:
     settings = get_settings()
     client = make_client(settings.llm, redis_client=connect(settings.broker_url))
-    return None if client is None else ClientReviewLLM(client)
+    if client is None:
+        return None
+    # One breaker per worker process: a dead endpoint costs each worker one round of timeouts, not one per turn.
+    breaker = BreakerCompleter(
+        client, failures=settings.llm.breaker_failures, cooldown_s=settings.llm.breaker_cooldown_s
+    )
+    return ClientReviewLLM(breaker)
 
 
 @lru_cache(maxsize=1)

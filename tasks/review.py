@@ -15,6 +15,9 @@ from tasks import deps
 from tasks.app import REVIEW_TASK, app
 
 log = get_logger(__name__)
+# Longest countdown before a review retried for upstream trouble runs again: with 60, a 30 s database outage
+# could leave a review waiting 32 s past its end (1+2+4+8+16 s of retries, then a 32 s countdown).
+MAX_RETRY_DELAY_S = 10
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 # Deliveries of one batch (first run, redeliveries, reconcile) before it is marked failed.
 MAX_ATTEMPTS = 5
@@ -34,7 +37,7 @@ def review_batch(self: Task, batch_id: int) -> None:
         )
     except RetryableError as exc:
         # Upstream trouble (PostgreSQL down...): try again later with backoff, nothing is lost meanwhile.
-        delay = min(2 ** min(self.request.retries, 6), 60)
+        delay = min(2 ** min(self.request.retries, 6), MAX_RETRY_DELAY_S)
         log.warning("review.retry", batch_id=batch_id, error=str(exc)[:300], retry_in_s=delay)
         raise self.retry(exc=exc, countdown=delay) from exc
     except Exception as exc:

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import structlog
 
-from pipeline.config import EmbeddingSettings
+from pipeline.config import EmbeddingSettings, Settings
 from pipeline.errors import ConfigError
-from pipeline.ports import Vector
+from pipeline.ports import Vector, WarmEmbedder
+
+log = structlog.get_logger(__name__)
 
 PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
@@ -54,10 +57,15 @@ class SentenceTransformerEmbedder:
                 model = SentenceTransformer(str(resolve_model_path(self.settings.model)), device="cpu")
                 self.dimension = int(model.get_embedding_dimension() or self.dimension)
                 self._model = model
+                log.info("embedding.loaded", backend="torch", model=self.settings.model)
             return self._model
 
     def warm_up(self) -> None:
         self._load()
+
+    def model(self) -> object:
+        """The loaded sentence-transformers model, for benchmarks that time its parts."""
+        return self._load()
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
@@ -81,3 +89,16 @@ def to_blob(vector: Vector) -> bytes:
 
 def from_blob(blob: bytes) -> Vector:
     return np.frombuffer(blob, dtype="<f4")
+
+
+def make_embedder(settings: Settings) -> WarmEmbedder:
+    """The embedder the settings choose (`embedding.backend`); nothing is loaded until first use."""
+    if settings.embedding.backend == "torch":
+        return SentenceTransformerEmbedder(settings.embedding)
+    from pipeline.adapters.onnx_embedder import OnnxEmbedder
+
+    return OnnxEmbedder(
+        settings.embedding,
+        model_dir=resolve_model_path(settings.embedding.model),
+        cache_dir=settings.embedding_cache_dir,
+    )

@@ -60,6 +60,12 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(3, ge=0, description="extra attempts after the first one")
     daily_calls: int = Field(2000, ge=0, description="calls per UTC day, shared by all workers")
     daily_tokens: int = Field(2_000_000, ge=0, description="tokens per UTC day, shared by all workers")
+    breaker_failures: int = Field(
+        3, ge=1, description="consecutive unavailable answers that open the breaker"
+    )
+    breaker_cooldown_s: float = Field(
+        60.0, gt=0, description="seconds the LLM is not asked once the breaker opened"
+    )
 
     @property
     def enabled(self) -> bool:

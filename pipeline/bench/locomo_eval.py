@@ -57,7 +57,7 @@ def evaluate(
 ) -> list[Table]:
     from fastapi.testclient import TestClient
 
-    from pipeline.adapters.embedder import SentenceTransformerEmbedder
+    from pipeline.adapters.embedder import make_embedder
     from pipeline.adapters.lexicon_cache import Lexicon
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
@@ -80,7 +80,9 @@ def evaluate(
     index = EdgeVectorIndex(qdrant_path, settings.embedding.dimension)
     # One torch thread: on a shared 2-core machine two threads spin against other processes (measured
     # here: 766 ms per query embedding with the default, 48 ms with one).
-    embedder = SentenceTransformerEmbedder(settings.embedding.model_copy(update={"torch_threads": 1}))
+    # The configured backend (HINDSIGHT_EMBEDDING__BACKEND), as the API would embed queries.
+    one_thread = settings.embedding.model_copy(update={"torch_threads": 1})
+    embedder = make_embedder(settings.model_copy(update={"embedding": one_thread}))
     embedder.warm_up()
     redis = connect(settings.broker_url)
     deps = ApiDeps(

@@ -65,6 +65,7 @@ class WorkerProcess:
 
     log_dir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    extra_args: list[str] = field(default_factory=list)  # e.g. ["--queues=review-x"]
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     log_path: Path = field(init=False)
@@ -75,7 +76,7 @@ class WorkerProcess:
         env = {**os.environ, **WORKER_ENV, **self.extra_env}
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel=INFO"],
+                [sys.executable, "-m", "pipeline.cli", "worker", "--loglevel=INFO", *self.extra_args],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

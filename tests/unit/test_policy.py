@@ -198,3 +198,37 @@ def test_point_id_is_a_uuid_string(kind: str, ref_id: int) -> None:
     parsed = uuid.UUID(value)
     assert str(parsed) == value
     assert parsed.version == 5
+
+
+# -- urgency under backlog ----------------------------------------------------------------------------
+
+
+def prioritised(s: Scope, top: int, *, pending: int = BATCH, first: int = 0) -> ScopeBacklog:
+    sess = SessionBacklog("s1", pending, NOW, ended=True, top_priority=top, first_pending_id=first)
+    return ScopeBacklog(scope=s, pending_full=pending, sessions=(sess,))
+
+
+def test_decide_puts_scopes_waiting_on_user_turns_first() -> None:
+    # Regression (fault suite, backlog): decisions came out in backlog order, so a scheduler that may
+    # dispatch only a few batches spent them on tool turns while user turns waited.
+    backlogs = [prioritised(ALICE, 3), prioritised(BOB, 1), prioritised(CAROL, 2)]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == [full(BOB), full(CAROL), full(ALICE)]
+
+
+def test_decide_orders_light_reviews_by_urgency_too() -> None:
+    backlogs = [prioritised(ALICE, 3, pending=2), prioritised(BOB, 1, pending=2)]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == [
+        light(BOB, "s1", "session_end"),
+        light(ALICE, "s1", "session_end"),
+    ]
+
+
+def test_decide_rotates_equally_urgent_scopes_by_who_waited_longest() -> None:
+    # Regression (fault suite, backlog): with one free slot per tick, the first scope in backlog order won
+    # every time, ran out of user turns and had its agent turns reviewed while other scopes' users waited.
+    backlogs = [
+        prioritised(ALICE, 1, first=900),
+        prioritised(BOB, 1, first=12),
+        prioritised(CAROL, 2, first=1),
+    ]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == [full(BOB), full(ALICE), full(CAROL)]

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, delete, func, insert, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    and_,
+    case,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -32,6 +46,8 @@ from pipeline.vector_ids import point_id
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 
 OUTBOX_CHANNEL = "hindsight_outbox"
+# priority * URGENCY_SHIFT + id orders by priority, then id, for ids below 2**40 (a trillion episodes).
+URGENCY_SHIFT = 2**40
 EPISODE = "episode"
 SEMANTIC = "semantic"
 
@@ -149,6 +165,8 @@ class Repository:
                 func.count().filter(e.c.light_batch_id.is_(None)).label("pending_light"),
                 func.max(e.c.received_at).label("last_received"),
                 func.bool_or(sess.c.ended_at.is_not(None)).label("ended"),
+                # min over (priority, id) in one bigint: the most urgent priority and its oldest episode.
+                func.min(cast(e.c.priority, BigInteger) * URGENCY_SHIFT + e.c.id).label("urgency"),
             )
             .select_from(
                 e.outerjoin(
@@ -172,7 +190,14 @@ class Repository:
                 scope=scope,
                 pending_full=sum(r.pending_full for r in rows),
                 sessions=tuple(
-                    SessionBacklog(r.session_id, r.pending_light, r.last_received, bool(r.ended))
+                    SessionBacklog(
+                        r.session_id,
+                        r.pending_light,
+                        r.last_received,
+                        bool(r.ended),
+                        top_priority=int(r.urgency) // URGENCY_SHIFT,
+                        first_pending_id=int(r.urgency) % URGENCY_SHIFT,
+                    )
                     for r in rows
                 ),
             )
@@ -221,6 +246,12 @@ class Repository:
             column = "full_batch_id" if d.kind == "full" else "light_batch_id"
             s.execute(update(e).where(e.c.id.in_(ids)).values({column: batch_id}))
             return int(batch_id)
+
+    def waiting_batches(self) -> int:
+        """Batches claimed or dispatched that no worker has started yet: the review queue's real depth."""
+        with translate_errors(), self.engine.connect() as conn:
+            n = conn.scalar(text("SELECT count(*) FROM batches WHERE status IN ('pending', 'dispatched')"))
+            return int(n or 0)
 
     def mark_dispatched(self, batch_ids: Sequence[int], now: datetime) -> None:
         b = batches
@@ -274,110 +305,64 @@ class Repository:
             return BatchInfo(*row) if row else None
 
     def batch_episodes(self, batch: BatchInfo) -> list[BatchEpisode]:
-        e = episodes
-        column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
-        q = select(
-            e.c.id,
-            e.c.turn_id,
-            e.c.session_id,
-            e.c.role,
-            e.c.source,
-            e.c.content,
-            e.c.ts,
-            e.c.metadata,
-            e.c.status,
-            e.c.embedding,
-            e.c.quarantine,
-        ).where(column == batch.id)
         with translate_errors(), self.engine.connect() as conn:
-            return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]
+            return _batch_episodes(conn, batch)
+
+    def review_inputs(self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int) -> ReviewInputs:
+        """Everything a review reads before it writes, on one connection: the batch's episodes, the scope's
+        kept memories (most recent `memory_limit`, for de-duplication) and, for a full review, what it
+        clusters (most recent `cluster_limit`), the current fact groups and the open semantic memories.
+
+        A full review reads the scope's embeddings once for both uses; each separate read cost a
+        connection check-out (a ping), a query and a rollback, which add up on a busy machine.
+        """
+        with translate_errors(), self.engine.connect() as conn:
+            episodes = _batch_episodes(conn, batch)
+            exclude = [ep.id for ep in episodes]
+            a, u = batch.agent_id, batch.user_id
+            if batch.kind != "full":
+                return ReviewInputs(episodes, _scope_memories(conn, a, u, exclude, memory_limit))
+            rows = conn.execute(
+                _SCOPE_EPISODES, {"a": a, "u": u, "exclude": exclude, "limit": memory_limit}
+            ).all()
+            memories = [Memory(r.id, r.ts, from_blob(r.embedding)) for r in rows]
+            points = [_point(r) for r in rows if r.clusterable][:cluster_limit]
+            if len(rows) == memory_limit and len(points) < cluster_limit:
+                # The memory limit cut the scope short of enough points to cluster: read them on their own.
+                points = _cluster_inputs(conn, a, u, exclude, cluster_limit)
+            return ReviewInputs(
+                episodes,
+                memories,
+                points,
+                _current_fact_groups(conn, a, u, min_turns=1),
+                _open_semantic(conn, a, u),
+            )
 
     def scope_memories(
         self, agent_id: str, user_id: str, *, exclude: Sequence[int], limit: int
     ) -> list[Memory]:
         """The scope's kept, embedded episodes (most recent `limit`), for de-duplication and uniqueness."""
-        e = episodes
-        q = (
-            select(e.c.id, e.c.ts, e.c.embedding)
-            .where(
-                e.c.agent_id == agent_id,
-                e.c.user_id == user_id,
-                e.c.status == "kept",
-                e.c.embedding.is_not(None),
-                e.c.id.not_in(list(exclude) or [-1]),
-            )
-            .order_by(e.c.ts.desc(), e.c.id.desc())
-            .limit(limit)
-        )
         with translate_errors(), self.engine.connect() as conn:
-            return [Memory(r.id, r.ts, from_blob(r.embedding)) for r in conn.execute(q)]
+            return _scope_memories(conn, agent_id, user_id, exclude, limit)
 
     def cluster_inputs(
         self, agent_id: str, user_id: str, *, exclude: Sequence[int], limit: int
     ) -> list[Point]:
         """Kept episodes to cluster: unconsolidated ones and members of open semantic memories, minus those
         whose every fact was superseded (they would revive an outdated value). Most recent `limit`."""
-        sql = text(
-            """
-            SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
-                   coalesce((e.quality->>'total')::float, 0.5) AS importance
-            FROM episodes e
-            WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
-              AND NOT (e.id = ANY(:exclude))
-              AND NOT (
-                EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
-                        AND e.turn_id = ANY(f.turn_ids))
-                AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
-                        AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL AND f.valid_to IS NULL))
-            ORDER BY e.ts DESC, e.id DESC
-            LIMIT :limit
-            """
-        )
         with translate_errors(), self.engine.connect() as conn:
-            rows = conn.execute(sql, {"a": agent_id, "u": user_id, "exclude": list(exclude), "limit": limit})
-            return [
-                Point(
-                    r.id,
-                    (r.turn_id, *(r.merged_turn_ids or ())),
-                    r.content,
-                    r.ts,
-                    from_blob(r.embedding),
-                    float(r.importance),
-                )
-                for r in rows
-            ]
+            return _cluster_inputs(conn, agent_id, user_id, exclude, limit)
 
     def current_fact_groups(
         self, agent_id: str, user_id: str, *, min_turns: int
     ) -> list[tuple[str, tuple[str, ...]]]:
         """(chain key, turn ids) of current facts stated in at least `min_turns` turns."""
-        sql = text(
-            """
-            SELECT entity || '/' || attribute || '=' || lower(value) AS key, turn_ids FROM facts
-            WHERE agent_id = :a AND user_id = :u AND valid_to IS NULL AND retracted_at IS NULL
-              AND cardinality(turn_ids) >= :n
-            """
-        )
         with translate_errors(), self.engine.connect() as conn:
-            return [
-                (r.key, tuple(r.turn_ids))
-                for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
-            ]
+            return _current_fact_groups(conn, agent_id, user_id, min_turns=min_turns)
 
     def open_semantic(self, agent_id: str, user_id: str) -> list[OpenMemory]:
-        sql = text(
-            """
-            SELECT m.id, m.embedding, array_agg(sm.episode_id) AS members
-            FROM semantic_memories m JOIN semantic_members sm ON sm.memory_id = m.id
-            WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL
-            GROUP BY m.id, m.embedding
-            """
-        )
         with translate_errors(), self.engine.connect() as conn:
-            return [
-                OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding))
-                for r in conn.execute(sql, {"a": agent_id, "u": user_id})
-            ]
+            return _open_semantic(conn, agent_id, user_id)
 
     def complete_review(
         self,
@@ -392,14 +377,19 @@ class Repository:
     ) -> tuple[bool, dict[str, int]]:
         """Write a review's results in one transaction. (False, {}) if another delivery already finished it."""
         b, e = batches, episodes
+        t0 = time.perf_counter()
         with translate_errors(), self._sessions.begin() as s:
             status = s.scalar(select(b.c.status).where(b.c.id == batch.id).with_for_update())
             if status is None or status == "done":
                 return False, {}
             column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
-            member_ids = list(s.scalars(select(e.c.id).where(column == batch.id)))
+            # Marked reviewed first: the same statement names the batch's episodes (one round trip, not two).
+            member_ids = list(
+                s.scalars(update(e).where(column == batch.id).values(reviewed_at=now).returning(e.c.id))
+            )
             fact_counts = write_review(s, batch.agent_id, batch.user_id, member_ids, write, now)
-            s.execute(update(e).where(column == batch.id).values(reviewed_at=now))
+            # The audit row holds the write stage too, up to this point (all but this insert and the commit).
+            timings_ms = {**timings_ms, "write": round((time.perf_counter() - t0) * 1000, 2)}
             s.execute(
                 pg_insert(reviews)
                 .values(
@@ -687,6 +677,140 @@ class Repository:
             "reviews": int(review_count or 0),
             "outbox": {"pending": outbox, "oldest_age_s": round(outbox_age, 3)},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewInputs:
+    episodes: list[BatchEpisode]
+    memories: list[Memory]  # the scope's kept, embedded episodes outside the batch, most recent first
+    # Full reviews only (empty otherwise):
+    points: list[Point] = field(default_factory=list)  # what may be clustered, most recent first
+    fact_groups: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    open_memories: list[OpenMemory] = field(default_factory=list)
+
+
+def _batch_episodes(conn: Connection, batch: BatchInfo) -> list[BatchEpisode]:
+    e = episodes
+    column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
+    q = select(
+        e.c.id,
+        e.c.turn_id,
+        e.c.session_id,
+        e.c.role,
+        e.c.source,
+        e.c.content,
+        e.c.ts,
+        e.c.metadata,
+        e.c.status,
+        e.c.embedding,
+        e.c.quarantine,
+    ).where(column == batch.id)
+    return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]
+
+
+def _scope_memories(
+    conn: Connection, agent_id: str, user_id: str, exclude: Sequence[int], limit: int
+) -> list[Memory]:
+    e = episodes
+    q = (
+        select(e.c.id, e.c.ts, e.c.embedding)
+        .where(
+            e.c.agent_id == agent_id,
+            e.c.user_id == user_id,
+            e.c.status == "kept",
+            e.c.embedding.is_not(None),
+            e.c.id.not_in(list(exclude) or [-1]),
+        )
+        .order_by(e.c.ts.desc(), e.c.id.desc())
+        .limit(limit)
+    )
+    return [Memory(r.id, r.ts, from_blob(r.embedding)) for r in conn.execute(q)]
+
+
+# An episode whose every fact was superseded would revive an outdated value if clustered.
+_SUPERSEDED = """
+    EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+            AND e.turn_id = ANY(f.turn_ids))
+    AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
+            AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL AND f.valid_to IS NULL)
+"""
+
+_CLUSTER_INPUTS = text(
+    f"""
+    SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
+           coalesce((e.quality->>'total')::float, 0.5) AS importance
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
+      AND NOT (e.id = ANY(:exclude))
+      AND NOT ({_SUPERSEDED})
+    ORDER BY e.ts DESC, e.id DESC
+    LIMIT :limit
+    """
+)
+
+# The rows of _scope_memories and _CLUSTER_INPUTS at once: whether a row may be clustered is a column.
+_SCOPE_EPISODES = text(
+    f"""
+    SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
+           coalesce((e.quality->>'total')::float, 0.5) AS importance,
+           NOT ({_SUPERSEDED}) AS clusterable
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
+      AND NOT (e.id = ANY(:exclude))
+    ORDER BY e.ts DESC, e.id DESC
+    LIMIT :limit
+    """
+)
+
+
+def _point(r: Any) -> Point:
+    return Point(
+        r.id,
+        (r.turn_id, *(r.merged_turn_ids or ())),
+        r.content,
+        r.ts,
+        from_blob(r.embedding),
+        float(r.importance),
+    )
+
+
+def _cluster_inputs(
+    conn: Connection, agent_id: str, user_id: str, exclude: Sequence[int], limit: int
+) -> list[Point]:
+    rows = conn.execute(
+        _CLUSTER_INPUTS, {"a": agent_id, "u": user_id, "exclude": list(exclude), "limit": limit}
+    )
+    return [_point(r) for r in rows]
+
+
+def _current_fact_groups(
+    conn: Connection, agent_id: str, user_id: str, *, min_turns: int
+) -> list[tuple[str, tuple[str, ...]]]:
+    sql = text(
+        """
+        SELECT entity || '/' || attribute || '=' || lower(value) AS key, turn_ids FROM facts
+        WHERE agent_id = :a AND user_id = :u AND valid_to IS NULL AND retracted_at IS NULL
+          AND cardinality(turn_ids) >= :n
+        """
+    )
+    return [
+        (r.key, tuple(r.turn_ids)) for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
+    ]
+
+
+def _open_semantic(conn: Connection, agent_id: str, user_id: str) -> list[OpenMemory]:
+    sql = text(
+        """
+        SELECT m.id, m.embedding, array_agg(sm.episode_id) AS members
+        FROM semantic_memories m JOIN semantic_members sm ON sm.memory_id = m.id
+        WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL
+        GROUP BY m.id, m.embedding
+        """
+    )
+    return [
+        OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding))
+        for r in conn.execute(sql, {"a": agent_id, "u": user_id})
+    ]
 
 
 def hash_ref(kind: str, ref_id: int) -> int:

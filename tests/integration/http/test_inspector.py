@@ -92,8 +92,9 @@ def test_the_inspector_shows_memories_facts_reviews_dead_letters_and_recall(live
     hits = page.locator("[data-testid=recall-results] li.hit")
     expect(hits.first).to_contain_text("allergic to shellfish")
     breakdown = hits.first.locator("[data-testid=score-breakdown]")
-    expect(breakdown).to_contain_text("score")
-    expect(breakdown).to_contain_text("weight")
+    # Recall's own explanation: each signal and factor that made the score.
+    for signal in ("dense", "lexical", "fused", "weight", "trust"):
+        expect(breakdown).to_contain_text(signal)
     page.screenshot(path=str(ARTIFACTS / "inspector-scope.png"), full_page=True)
     if os.environ.get("HINDSIGHT_UPDATE_DOCS_SCREENSHOT"):
         page.screenshot(path=str(REPO_ROOT / "docs" / "inspector.png"), full_page=True)

@@ -1,0 +1,105 @@
+"""ONNX Runtime embedder: the same sentence encoder as sentence-transformers, without torch at run time.
+
+The graph (exported by `onnx_export` from the packaged weights into a cache under data_dir) already
+pools and normalises; this adapter tokenises like sentence-transformers (the model's own
+tokenizer.json, truncation at max_seq_length, padding to the longest text of a batch, texts sorted by
+length so batches waste little padding) and runs the session.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+
+from pipeline.adapters.onnx_export import Precision, ensure_exported
+from pipeline.config import EmbeddingSettings
+from pipeline.errors import ConfigError
+from pipeline.ports import Vector
+
+DEFAULT_MAX_SEQ_LENGTH = 256
+
+log = structlog.get_logger(__name__)
+
+
+class OnnxEmbedder:
+    """Loads lazily (exporting on first use if the cache is empty); safe to share between threads."""
+
+    def __init__(self, settings: EmbeddingSettings, *, model_dir: Path, cache_dir: Path) -> None:
+        self.settings = settings
+        self.dimension = settings.dimension
+        self.model_dir = model_dir
+        self.cache_dir = cache_dir
+        self.precision: Precision = "int8" if settings.backend == "onnx-int8" else "fp32"
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_path(self) -> Path:
+        """The ONNX file in use (exports it if needed)."""
+        return ensure_exported(self.model_dir, self.cache_dir, self.precision)
+
+    def warm_up(self) -> None:
+        self._load()
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                path = self.model_path  # exports now if the cache is empty
+                options = ort.SessionOptions()
+                if self.settings.torch_threads:
+                    # The same knob as torch's: one review worker per core stays one thread per core.
+                    options.intra_op_num_threads = self.settings.torch_threads
+                options.inter_op_num_threads = 1
+                try:
+                    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+                    raise ConfigError(f"cannot load ONNX model {path}: {exc}") from exc
+                tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+                tokenizer.enable_truncation(max_length=_max_seq_length(self.model_dir))
+                tokenizer.no_padding()  # padded per batch below, to the longest text only
+                self.dimension = int(session.get_outputs()[0].shape[-1])
+                self._session, self._tokenizer = session, tokenizer
+                log.info(
+                    "embedding.loaded",
+                    backend=self.settings.backend,
+                    path=str(path),
+                    threads=self.settings.torch_threads,
+                )
+            return self._session, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        session, tokenizer = self._load()
+        # Longest first, as sentence-transformers does: similar lengths share a batch, so little padding.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        size = self.settings.batch_size
+        for start in range(0, len(texts), size):
+            idx = order[start : start + size]
+            encodings = tokenizer.encode_batch([texts[i] for i in idx])
+            width = max(len(e.ids) for e in encodings)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, enc in enumerate(encodings):
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = 1
+            out[idx] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return out
+
+
+def _max_seq_length(model_dir: Path) -> int:
+    config = model_dir / "sentence_bert_config.json"
+    if config.exists():
+        return int(json.loads(config.read_text()).get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
+    return DEFAULT_MAX_SEQ_LENGTH

@@ -1,0 +1,329 @@
+"""`hindsight bench embed`: sentences/s of the torch, ONNX fp32 and ONNX int8 embedders, side by side.
+
+Throughput: the same LoCoMo turns through each backend at 1 and 2 intra-op threads, in the same batch
+size, interleaved round by round so machine noise hits them alike; the best round of each counts, and
+the CPU seconds per sentence (process time, which other processes' load barely moves) are reported
+next to wall time. Agreement: every LoCoMo turn and question embedded by each backend; for each
+question, the top 10 turns of its own conversation by torch against those by the ONNX backend (mean
+overlap), and the cosine between the two backends' vectors of the same text (min, mean).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.onnx_embedder import OnnxEmbedder
+from pipeline.bench.report import write_section
+from pipeline.bench.review import load_locomo
+from pipeline.config import EmbeddingBackend, Settings
+from pipeline.errors import ConfigError
+from pipeline.ports import Vector
+
+BACKENDS: tuple[EmbeddingBackend, ...] = ("torch", "onnx", "onnx-int8")
+THREADS = (1, 2)
+TOP_K = 10
+TARGET_SPEEDUP = 2.0
+TARGET_AGREEMENT = 0.99
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """Texts of one LoCoMo conversation: its turns (the corpus) and its questions (the queries)."""
+
+    conversation: str
+    turns: tuple[str, ...]
+    questions: tuple[str, ...]
+
+
+def load_labelled(path: Path) -> list[Labelled]:
+    corpus = load_locomo(path)
+    questions: dict[str, list[str]] = {}
+    for sample in json.loads(path.read_text()):
+        questions[str(sample["sample_id"])] = [
+            str(qa["question"]).strip() for qa in sample.get("qa", []) if str(qa.get("question", "")).strip()
+        ]
+    turns: dict[str, list[str]] = {}
+    for u in corpus.turns:
+        turns.setdefault(u.conversation, []).append(u.content)
+    return [Labelled(c, tuple(t), tuple(questions.get(c, []))) for c, t in turns.items()]
+
+
+def top_k_agreement(
+    reference: Sequence[tuple[Vector, Vector]], candidate: Sequence[tuple[Vector, Vector]], k: int = TOP_K
+) -> float:
+    """Mean overlap of the top-k corpus items per query, reference against candidate, in [0, 1].
+
+    Each element is one group's (queries, corpus) vectors, L2-normalised; a query searches only its
+    own group's corpus (a LoCoMo question, its own conversation). A group with fewer than k corpus
+    items compares all of them.
+    """
+    overlaps: list[float] = []
+    for (ref_q, ref_c), (cand_q, cand_c) in zip(reference, candidate, strict=True):
+        kk = min(k, len(ref_c))
+        if kk == 0 or len(ref_q) == 0:
+            continue
+        ref_top = np.argsort(-(ref_q @ ref_c.T), axis=1, kind="stable")[:, :kk]
+        cand_top = np.argsort(-(cand_q @ cand_c.T), axis=1, kind="stable")[:, :kk]
+        overlaps.extend(len(set(a) & set(b)) / kk for a, b in zip(ref_top, cand_top, strict=True))
+    if not overlaps:
+        raise ValueError("no query with a corpus to compare")
+    return float(np.mean(overlaps))
+
+
+def cosine_agreement(a: Vector, b: Vector) -> tuple[float, float]:
+    """(min, mean) cosine between row i of a and row i of b (both L2-normalised)."""
+    cos = np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64), axis=1)
+    return float(cos.min()), float(cos.mean())
+
+
+@dataclass
+class Timing:
+    wall_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
+
+    def per_s(self, n: int) -> float:
+        return n / min(self.wall_s)
+
+    def per_cpu_s(self, n: int) -> float:
+        return n / min(self.cpu_s)
+
+
+@dataclass
+class EmbedResult:
+    n: int
+    batch_size: int
+    rounds: int
+    timings: dict[tuple[str, int], Timing]
+    agreement: dict[str, tuple[float, float, float]]  # backend -> (top-10 agreement, min cos, mean cos)
+    queries: int
+    corpus: int
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+    export_s: dict[str, float]
+    startup: dict[str, tuple[float, float]]  # backend -> (s to first vector in a new process, peak RSS MB)
+
+    def ratio(self, backend: str, threads: int) -> float:
+        return self.timings[(backend, threads)].per_s(self.n) / self.timings[("torch", threads)].per_s(self.n)
+
+    def cpu_ratio(self, backend: str, threads: int) -> float:
+        mine = self.timings[(backend, threads)].per_cpu_s(self.n)
+        return mine / self.timings[("torch", threads)].per_cpu_s(self.n)
+
+
+class _TorchAt:
+    """The torch embedder at a thread count: torch's thread pool is process-wide, so set it per call."""
+
+    def __init__(self, embedder: SentenceTransformerEmbedder, threads: int) -> None:
+        self.embedder, self.threads = embedder, threads
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        import torch
+
+        torch.set_num_threads(self.threads)
+        return self.embedder.embed(texts)
+
+
+def _timed(embed: Callable[[Sequence[str]], Vector], texts: Sequence[str], timing: Timing) -> None:
+    wall, cpu = time.perf_counter(), time.process_time()
+    embed(texts)
+    timing.cpu_s.append(time.process_time() - cpu)
+    timing.wall_s.append(time.perf_counter() - wall)
+
+
+def build_embedders(
+    settings: Settings, threads: Sequence[int]
+) -> tuple[dict[tuple[str, int], Any], dict[str, float]]:
+    """One embedder per (backend, threads), loaded; exports the ONNX models first if the cache is empty."""
+    base = settings.embedding
+    torch_embedder = SentenceTransformerEmbedder(base.model_copy(update={"backend": "torch"}))
+    torch_embedder.warm_up()
+    from pipeline.adapters.embedder import resolve_model_path
+
+    model_dir = resolve_model_path(base.model)
+    out: dict[tuple[str, int], Any] = {}
+    export_s: dict[str, float] = {}
+    for t in threads:
+        out[("torch", t)] = _TorchAt(torch_embedder, t)
+        for backend in BACKENDS[1:]:
+            e = OnnxEmbedder(
+                base.model_copy(update={"backend": backend, "torch_threads": t}),
+                model_dir=model_dir,
+                cache_dir=settings.embedding_cache_dir,
+            )
+            t0 = time.perf_counter()
+            e.warm_up()
+            export_s.setdefault(backend, time.perf_counter() - t0)
+            out[(backend, t)] = e
+    return out, export_s
+
+
+# A fresh process: import, load and embed one text, as a worker does at start.
+_STARTUP = (
+    "import time\n"
+    "t = time.perf_counter()\n"
+    "from pipeline.adapters.embedder import make_embedder\n"
+    "from pipeline.config import Settings\n"
+    "make_embedder(Settings()).embed(['hello'])\n"
+    "took = time.perf_counter() - t\n"
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (this bench, GBs).
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+    "print(took, hwm)\n"
+)
+
+
+def startup_cost(settings: Settings, backend: str) -> tuple[float, float]:
+    """(seconds to the first vector, peak RSS in MB) of a new process on `backend`; the ONNX cache
+    must already hold the export, so this is what every worker start after the first costs."""
+    env = {
+        **os.environ,
+        "HINDSIGHT_EMBEDDING__BACKEND": backend,
+        "HINDSIGHT_EMBEDDING__CACHE_DIR": str(settings.embedding_cache_dir.resolve()),
+        "HINDSIGHT_EMBEDDING__TORCH_THREADS": "1",
+        "HINDSIGHT_LOG_LEVEL": "WARNING",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _STARTUP], env=env, capture_output=True, text=True, check=True, timeout=600
+    )
+    seconds, rss_kb = done.stdout.split()[-2:]
+    return float(seconds), float(rss_kb) / 1024
+
+
+def run_embed_bench(
+    settings: Settings, *, n: int, rounds: int, data: Path, write: bool, console: Console
+) -> EmbedResult:
+    groups = load_labelled(data)
+    turns = [t for g in groups for t in g.turns]
+    if len(turns) < n:
+        raise ConfigError(f"{data} holds {len(turns)} turns; ask for at most that many (--n)")
+    # Spread the sample over every conversation, so lengths are representative.
+    texts = [turns[i] for i in np.linspace(0, len(turns) - 1, n).astype(int)]
+    load_before = os.getloadavg()
+    embedders, export_s = build_embedders(settings, THREADS)
+    for e in embedders.values():  # first calls allocate; keep them off the clock
+        e.embed(texts[:64])
+    timings = {key: Timing() for key in embedders}
+    for r in range(rounds):
+        keys = list(embedders) if r % 2 == 0 else list(reversed(embedders))
+        for key in keys:
+            _timed(embedders[key].embed, texts, timings[key])
+            console.print(f"round {r + 1}/{rounds} {key[0]} x{key[1]}: {n / timings[key].wall_s[-1]:.0f}/s")
+
+    # Agreement: every turn and question, each backend at 2 threads.
+    vectors: dict[str, list[tuple[Vector, Vector]]] = {}
+    for backend in BACKENDS:
+        e = embedders[(backend, max(THREADS))]
+        vectors[backend] = [(e.embed(list(g.questions)), e.embed(list(g.turns))) for g in groups]
+    agreement: dict[str, tuple[float, float, float]] = {}
+    ref = vectors["torch"]
+    ref_all = np.concatenate([np.concatenate([q, c]) for q, c in ref])
+    for backend in BACKENDS[1:]:
+        cand_all = np.concatenate([np.concatenate([q, c]) for q, c in vectors[backend]])
+        lo, mean = cosine_agreement(ref_all, cand_all)
+        agreement[backend] = (top_k_agreement(ref, vectors[backend]), lo, mean)
+    startup: dict[str, tuple[float, float]] = {b: startup_cost(settings, b) for b in BACKENDS}
+    result = EmbedResult(
+        n=n,
+        batch_size=settings.embedding.batch_size,
+        rounds=rounds,
+        timings=timings,
+        agreement=agreement,
+        queries=sum(len(g.questions) for g in groups),
+        corpus=sum(len(g.turns) for g in groups),
+        load_before=load_before,
+        load_after=os.getloadavg(),
+        export_s=export_s,
+        startup=startup,
+    )
+    _print(console, result)
+    if write:
+        write_section("embed", "\n".join(report_lines(result)))
+    return result
+
+
+def report_lines(r: EmbedResult) -> list[str]:
+    lines = [
+        "## Embedding backends (`hindsight bench embed`)",
+        "",
+        f"{r.n:,} LoCoMo turns per measurement, batch size {r.batch_size}, best of {r.rounds} interleaved "
+        "rounds; ratios are against torch at the same thread count, measured in the same run. "
+        "CPU s is process time (all threads), which other processes' load moves far less than wall time.",
+        "",
+        "| backend | threads | sentences/s | × torch | sentences per CPU s | × torch (CPU) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for t in THREADS:
+        for b in BACKENDS:
+            timing = r.timings[(b, t)]
+            lines.append(
+                f"| {b} | {t} | {timing.per_s(r.n):.0f} | {r.ratio(b, t):.2f} | "
+                f"{timing.per_cpu_s(r.n):.0f} | {r.cpu_ratio(b, t):.2f} |"
+            )
+    lines += [
+        "",
+        f"Agreement with torch over all {r.corpus:,} LoCoMo turns and {r.queries:,} questions (each "
+        f"question searches its own conversation's turns):",
+        "",
+        f"| backend | top-{TOP_K} agreement | min cosine | mean cosine |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, (agree, lo, mean) in r.agreement.items():
+        lines.append(f"| {name} | {agree:.4f} | {lo:.4f} | {mean:.5f} |")
+    verdicts = []
+    for b in BACKENDS[1:]:
+        # Per CPU second: on a shared machine wall time mostly measures the neighbours.
+        speed = min(r.cpu_ratio(b, t) for t in THREADS)
+        wall = min(r.ratio(b, t) for t in THREADS)
+        ok = speed >= TARGET_SPEEDUP and r.agreement[b][0] >= TARGET_AGREEMENT
+        verdicts.append(
+            f"{b}: {speed:.2f}× torch's sentences per CPU second at worst (wall time {wall:.2f}×; "
+            f"target ≥ {TARGET_SPEEDUP:g}×), top-{TOP_K} agreement {r.agreement[b][0]:.4f} "
+            f"(target ≥ {TARGET_AGREEMENT}) — {'met' if ok else 'not met'}"
+        )
+    starts = "; ".join(f"{b} {t:.1f} s, {mb:.0f} MB" for b, (t, mb) in r.startup.items())
+    exports = ", ".join(f"{b} {s:.1f} s" for b, s in r.export_s.items())
+    lines += [
+        "",
+        *(f"- {v}" for v in verdicts),
+        f"- A new process, import to first vector and its peak RSS (what each worker start costs): {starts}.",
+        f"- First load incl. export when the cache was empty (else just the load): {exports}.",
+        f"- Machine load average (1/5/15 min) before {_load(r.load_before)}, after {_load(r.load_after)}: "
+        "the machine is shared, so absolute figures move with it; the ratios are the figures to read.",
+    ]
+    return lines
+
+
+def _load(avg: tuple[float, float, float]) -> str:
+    return "/".join(f"{x:.1f}" for x in avg)
+
+
+def _print(console: Console, r: EmbedResult) -> None:
+    table = Table(title=f"embedding, {r.n} LoCoMo turns, batch {r.batch_size}")
+    for col in ("backend", "threads", "sent/s", "× torch", "sent/CPU s", "× torch (CPU)"):
+        table.add_column(col, justify="right")
+    for t in THREADS:
+        for b in BACKENDS:
+            timing = r.timings[(b, t)]
+            table.add_row(
+                b,
+                str(t),
+                f"{timing.per_s(r.n):.0f}",
+                f"{r.ratio(b, t):.2f}",
+                f"{timing.per_cpu_s(r.n):.0f}",
+                f"{r.cpu_ratio(b, t):.2f}",
+            )
+    console.print(table)
+    for name, (agree, lo, mean) in r.agreement.items():
+        console.print(f"{name}: top-{TOP_K} agreement {agree:.4f}, cosine min {lo:.4f} mean {mean:.5f}")

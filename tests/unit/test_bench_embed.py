@@ -1,0 +1,83 @@
+"""The agreement figures of `hindsight bench embed` (pure numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.bench.embed import EmbedResult, Timing, cosine_agreement, report_lines, top_k_agreement
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _circle(n: int) -> np.ndarray:
+    angles = np.linspace(0, np.pi, n)  # increasingly far from the query at angle 0
+    return _unit(np.stack([np.cos(angles), np.sin(angles)], axis=1))
+
+
+def test_the_same_vectors_agree_fully() -> None:
+    rng = np.random.default_rng(1)
+    groups = [(_unit(rng.normal(size=(5, 8))), _unit(rng.normal(size=(40, 8)))) for _ in range(3)]
+    assert top_k_agreement(groups, groups) == 1.0
+
+
+def test_one_item_leaving_the_top_10_costs_a_tenth() -> None:
+    query, corpus = _unit(np.array([[1.0, 0.0]])), _circle(12)
+    moved = corpus.copy()
+    moved[0] = -moved[0]  # the nearest item becomes the farthest: item 10 enters the top 10
+    assert top_k_agreement([(query, corpus)], [(query, moved)]) == pytest.approx(0.9)
+    # Two queries: the second candidate query points the other way, so its top 10 is item 0 (now
+    # at angle pi) and items 11..3, of which 0 and 3..9 are in the reference's 0..9: 8 of 10.
+    queries = _unit(np.array([[1.0, 0.0], [1.0, 0.0]]))
+    both = top_k_agreement([(queries, corpus)], [(_unit(np.array([[1.0, 0.0], [-1.0, 0.0]])), moved)])
+    assert both == pytest.approx((0.9 + 0.8) / 2)
+
+
+def test_a_small_corpus_compares_all_of_it() -> None:
+    query, corpus = _unit(np.array([[1.0, 0.0]])), _circle(4)
+    assert top_k_agreement([(query, corpus)], [(query, corpus[::-1].copy())]) == 1.0
+
+
+def test_no_query_is_an_error() -> None:
+    empty = np.zeros((0, 2), dtype=np.float32)
+    with pytest.raises(ValueError, match="no query"):
+        top_k_agreement([(empty, _circle(3))], [(empty, _circle(3))])
+
+
+def test_cosine_agreement_is_row_by_row() -> None:
+    a = _circle(5)
+    lo, mean = cosine_agreement(a, a)
+    assert (lo, mean) == (pytest.approx(1.0), pytest.approx(1.0))
+    flipped = a.copy()
+    flipped[2] = -flipped[2]
+    lo, mean = cosine_agreement(a, flipped)
+    assert lo == pytest.approx(-1.0)
+    assert mean == pytest.approx(3 / 5)
+
+
+def test_the_report_says_when_a_target_is_missed() -> None:
+    timings = {}
+    for threads in (1, 2):
+        for backend, wall in (("torch", 10.0), ("onnx", 8.0), ("onnx-int8", 4.0)):
+            timings[(backend, threads)] = Timing([wall * threads, wall], [wall * 2, wall * 2])
+    result = EmbedResult(
+        n=100,
+        batch_size=64,
+        rounds=2,
+        timings=timings,
+        agreement={"onnx": (1.0, 0.99999, 1.0), "onnx-int8": (0.88, 0.96, 0.99)},
+        queries=10,
+        corpus=50,
+        load_before=(1.0, 1.0, 1.0),
+        load_after=(2.0, 2.0, 2.0),
+        export_s={"onnx": 30.0, "onnx-int8": 1.0},
+        startup={"torch": (14.0, 500.0), "onnx": (2.0, 200.0), "onnx-int8": (2.0, 190.0)},
+    )
+    assert result.ratio("onnx-int8", 1) == pytest.approx(2.5)  # best of rounds: 10 s vs 4 s
+    text = "\n".join(report_lines(result))
+    assert "onnx: 1.25× torch's sentences per CPU second at worst (wall time 1.25×" in text
+    assert "top-10 agreement 1.0000 (target ≥ 0.99) — not met" in text
+    assert "top-10 agreement 0.8800 (target ≥ 0.99) — not met" in text
+    assert "| onnx-int8 | 2 | 25 | 2.50 | 12 | 2.50 |" in text
