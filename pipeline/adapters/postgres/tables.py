@@ -228,6 +228,9 @@ class SemanticMember(Base):
     )
     episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
 
+    # Recall asks which memories an episode is folded into (migration 0009).
+    __table_args__ = (Index("ix_semantic_members_episode", "episode_id"),)
+
 
 class MemoryAudit(Base):
     """Who forgot or changed what, when and why. Keeps ids and changed fields, never the erased content."""
