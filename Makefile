@@ -30,6 +30,9 @@ install: $(STAMP)
 # Debian's chromium for the inspector's browser test (playwright drives it; it never downloads a browser).
 CHROMIUM ?= /usr/bin/chromium
 $(CHROMIUM):
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "make: the inspector test needs Debian's chromium at $(CHROMIUM): run 'sudo apt-get install chromium'" >&2; \
+	  exit 1; fi
 	apt-get update -qq && apt-get install -y -qq chromium
 
 run: install

@@ -33,3 +33,21 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# One preference said four ways (they should become one semantic memory), and turns unrelated to it and to
+# each other (they should stay apart).
+PARAPHRASES = [
+    "I don't like long answers.",
+    "Please keep it short.",
+    "Your replies are too wordy.",
+    "Just get to the point.",
+]
+UNRELATED = [
+    "I'm flying to Kyoto on the 14th of April.",
+    "My dentist appointment moved to Tuesday at 3pm.",
+    "Our cat is called Miso and she is twelve.",
+    "I bought tickets for a jazz concert at the Blue Note.",
+    "How do I deduct home office costs from my taxes?",
+    "The lasagne recipe needs 500 grams of ricotta.",
+]

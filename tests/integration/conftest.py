@@ -13,17 +13,12 @@ from sqlalchemy import text
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.engine import make_engine
-from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.qdrant_edge import EdgeVectorIndex
-from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.api.app import ApiDeps, create_app
+from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
 from pipeline.config import Settings
-from tasks.app import REVIEW_TASK
-from tasks.app import create_app as create_celery_app
-from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, make_settings
+from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, api_deps, make_settings
 
 
 @pytest.fixture(scope="session")
@@ -70,22 +65,9 @@ def stack(
     tmp_path: Path,
 ) -> Iterator[Stack]:
     settings = make_settings(tmp_path, indexer_poll_s=0.5)
-    stream = TurnStream(connect(REDIS_URL), settings.stream_turns, settings.stream_dead)
-    index = EdgeVectorIndex(tmp_path / "qdrant", settings.embedding.dimension)
-    celery_app = create_celery_app(settings)
-    deps = ApiDeps(
-        settings=settings,
-        repo=repo,
-        stream=stream,
-        index=index,
-        embedder=embedder,
-        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
-        run_indexer=True,
-        claim_limit=settings.policy.max_batch,
-        forgetting=ForgettingStore(repo.engine),
-    )
+    deps = api_deps(settings, repo, embedder, tmp_path)
     with TestClient(create_app(deps)) as api:
-        s = Stack(settings, repo, stream, api, MemoryClient(settings), index)
+        s = Stack(settings, repo, deps.stream, api, MemoryClient(settings), deps.index)
         try:
             yield s
         finally:

@@ -16,11 +16,14 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
-from pipeline.adapters.redis_stream import TurnStream
+from pipeline.adapters.redis_stream import TurnStream, connect
+from pipeline.api.app import ApiDeps
 from pipeline.client import MemoryClient
 from pipeline.config import Settings
+from pipeline.ports import Embedder
 from pipeline.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tasks.app import REVIEW_TASK
@@ -56,6 +59,23 @@ def make_settings(tmp: Path, **overrides: object) -> Settings:
         data_dir=tmp,
         celery={"visibility_timeout_s": VISIBILITY_S, "restore_interval_s": 1},  # type: ignore[arg-type]
         **overrides,  # type: ignore[arg-type]
+    )
+
+
+def api_deps(settings: Settings, repo: Repository, embedder: Embedder, tmp: Path) -> ApiDeps:
+    """What the API needs, wired as `hindsight api` wires it: the real stream, an in-process Qdrant under
+    `tmp`, review tasks sent to the real worker, and the indexer running inside the API."""
+    celery_app = create_celery_app(settings)
+    return ApiDeps(
+        settings=settings,
+        repo=repo,
+        stream=TurnStream(connect(REDIS_URL), settings.stream_turns, settings.stream_dead),
+        index=EdgeVectorIndex(tmp / "qdrant", settings.embedding.dimension),
+        embedder=embedder,
+        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
+        run_indexer=True,
+        claim_limit=settings.policy.max_batch,
+        forgetting=ForgettingStore(repo.engine),
     )
 
 

@@ -1,9 +1,10 @@
-"""The API on a real server socket (uvicorn on a free port) around the integration harness, for clients
-that live in other processes: the MCP server, spawned by the MCP SDK's own client."""
+"""The API on a real server socket (uvicorn on a free port) around the integration harness: for HTTP
+through a real socket, and for clients in other processes (the MCP server the MCP SDK's client spawns)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,16 +17,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
-from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.qdrant_edge import EdgeVectorIndex
-from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.api.app import ApiDeps, create_app
+from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
-from tasks.app import REVIEW_TASK
-from tasks.app import create_app as create_celery_app
 from tests.helpers import wait_until
-from tests.integration.harness import REDIS_URL, Stack, WorkerProcess, make_settings
+from tests.integration.harness import Stack, WorkerProcess, api_deps, make_settings
 
 
 @contextmanager
@@ -52,24 +48,11 @@ def live_stack(
 ) -> Iterator[Stack]:
     """Like the `stack` fixture, but the API listens on a socket; `stack.api` is an httpx client to it."""
     settings = make_settings(tmp_path, indexer_poll_s=0.5, **settings_overrides)
-    stream = TurnStream(connect(REDIS_URL), settings.stream_turns, settings.stream_dead)
-    index = EdgeVectorIndex(tmp_path / "qdrant", settings.embedding.dimension)
-    celery_app = create_celery_app(settings)
-    deps = ApiDeps(
-        settings=settings,
-        repo=repo,
-        stream=stream,
-        index=index,
-        embedder=embedder,
-        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
-        run_indexer=True,
-        claim_limit=settings.policy.max_batch,
-        forgetting=ForgettingStore(repo.engine),
-    )
+    deps = api_deps(settings, repo, embedder, tmp_path)
     with serve(create_app(deps)) as url:
         settings = settings.model_copy(update={"api_url": url})
         http = httpx.Client(base_url=url, timeout=60)
-        stack = Stack(settings, repo, stream, cast(TestClient, http), MemoryClient(settings), index)
+        stack = Stack(settings, repo, deps.stream, cast(TestClient, http), MemoryClient(settings), deps.index)
         try:
             yield stack
         finally:
@@ -88,3 +71,4 @@ def live(
 ) -> Iterator[Stack]:
     with live_stack(repo, embedder, tmp_path) as stack:
         yield stack
+    time.sleep(0.2)  # let the worker finish what this test left in flight before the next truncates

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tests.helpers import wait_until
+from tests.helpers import PARAPHRASES, UNRELATED, wait_until
 from tests.integration.harness import Stack
 
 pytestmark = pytest.mark.integration
@@ -16,20 +16,6 @@ pytestmark = pytest.mark.integration
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 8, 9, 0, tzinfo=UTC)
 T3 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-PARAPHRASES = [
-    "I don't like long answers.",
-    "Please keep it short.",
-    "Your replies are too wordy.",
-    "Just get to the point.",
-]
-UNRELATED = [
-    "I'm flying to Kyoto on the 14th of April.",
-    "My dentist appointment moved to Tuesday at 3pm.",
-    "Our cat is called Miso and she is twelve.",
-    "I bought tickets for a jazz concert at the Blue Note.",
-    "How do I deduct home office costs from my taxes?",
-    "The lasagne recipe needs 500 grams of ricotta.",
-]
 
 
 def _rows(stack: Stack, sql: str, **params: object) -> list[tuple[Any, ...]]:

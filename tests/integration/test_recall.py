@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import wait_until
+from tests.helpers import PARAPHRASES, UNRELATED, wait_until
 from tests.integration.harness import Stack
 
 pytestmark = pytest.mark.integration
@@ -15,20 +15,6 @@ pytestmark = pytest.mark.integration
 JAN = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
 MAR = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 JUN = datetime(2026, 6, 1, 18, 0, tzinfo=UTC)
-PARAPHRASES = [
-    "I don't like long answers.",
-    "Please keep it short.",
-    "Your replies are too wordy.",
-    "Just get to the point.",
-]
-UNRELATED = [
-    "I'm flying to Kyoto on the 14th of April.",
-    "My dentist appointment moved to Tuesday at 3pm.",
-    "Our cat is called Miso and she is twelve.",
-    "I bought tickets for a jazz concert at the Blue Note.",
-    "How do I deduct home office costs from my taxes?",
-    "The lasagne recipe needs 500 grams of ricotta.",
-]
 
 
 def _session(stack: Stack, user: str, session: str, contents: list[str], start: datetime) -> list[str]:
