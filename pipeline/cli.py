@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.cli_inspect import register as register_inspect_commands
+from pipeline.cli_keys import register as register_key_commands
 from pipeline.cli_support import call, emit_json, err, example, fail, http_client, out
 from pipeline.config import Settings, get_settings
 from pipeline.errors import HindsightError, RetryableError
@@ -37,6 +38,7 @@ quarantine_app = typer.Typer(
 )
 app.add_typer(quarantine_app, name="quarantine")
 register_inspect_commands(app)
+register_key_commands(app)
 
 
 def _settings() -> Settings:

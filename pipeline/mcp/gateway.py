@@ -33,6 +33,8 @@ class ApiGateway:
             raise NotFound(_detail(response))
         if response.status_code in (400, 413, 422):
             raise InvalidTurn(_detail(response))
+        if response.status_code in (401, 403):
+            raise HindsightError(f"access denied ({response.status_code}): {_detail(response)}")
         if response.status_code >= 500:
             raise RetryableError(f"the Hindsight API failed ({response.status_code}): {_detail(response)}")
         if response.status_code >= 400:

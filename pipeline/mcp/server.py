@@ -38,11 +38,12 @@ K = Annotated[int, Field(ge=1, le=100, description="how many results")]
 
 
 def caller_scope(agent_id: str, user_id: str, *, api_key: str | None = None) -> tuple[str, str]:
-    """The (agent_id, user_id) scope this call may touch.
+    """The (agent_id, user_id) scope this call names.
 
-    The seam for API keys (a later issue): today there are none (the embedded localhost default needs
-    none) and the flat parameters are the scope. With keys, this is the one function that maps the
-    caller's key to the scopes it may use and raises for any other.
+    The flat parameters are the scope; what the caller may do with it is decided by the HTTP API, which
+    this server calls with its own key (HINDSIGHT_API_KEY, pipeline/mcp/run.py): one place enforces the
+    access rules for every client, so none is repeated here. `agent_id` may name the `shared` or
+    `system` space as well as the key's own agent.
     """
     del api_key
     return agent_id, user_id
