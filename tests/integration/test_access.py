@@ -466,6 +466,57 @@ def test_the_mcp_server_passes_its_key_through(world: World) -> None:
     assert "403" in results["write shared"][1]
 
 
+def test_mcp_over_http_acts_with_each_remote_clients_own_key(world: World, tmp_path: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.integration.test_mcp import _announced_url
+
+    env = {
+        k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_KEY"
+    }  # the server has no key of its own
+    env.update({"PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT)), "HINDSIGHT_API_URL": world.url})
+    log = tmp_path / "mcp.log"
+    with log.open("wb") as err:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "mcp", "--transport", "http", "--port", "0"],
+            env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO_ROOT,
+        )  # fmt: skip
+    try:
+        url = _announced_url(server, log)
+
+        async def recall(key: str | None, agent_id: str) -> tuple[bool, str]:
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
+            async with Client(
+                streamable_http_client(url, http_client=http), read_timeout_seconds=60
+            ) as client:
+                args = {"query": words(agent_id)[0], "agent_id": agent_id, "user_id": USER}
+                result = await client.call_tool("memory_recall", args)
+                body = json.dumps(result.structured_content) + " ".join(
+                    getattr(c, "text", "") for c in result.content
+                )
+                return result.is_error, body
+
+        own = anyio.run(recall, world.keys["alpha"], "alpha")
+        foreign = anyio.run(recall, world.keys["alpha"], "beta")
+        as_beta = anyio.run(recall, world.keys["beta"], "beta")
+        anonymous = anyio.run(recall, None, "alpha")
+    finally:
+        server.terminate()
+        server.wait(15)
+    assert not own[0]
+    assert "marmaladeword" in own[1]
+    assert foreign[0]
+    assert "403" in foreign[1]
+    assert "zeppelinword" not in foreign[1]
+    assert not as_beta[0]
+    assert "zeppelinword" in as_beta[1]
+    assert anonymous[0]
+    assert "401" in anonymous[1]
+    assert "marmaladeword" not in anonymous[1]
+
+
 def test_keys_are_stored_hashed_and_managed_from_the_cli(world: World, repo: Repository) -> None:
     env = {**os.environ, "HINDSIGHT_DATABASE_URL": DB_URL, "HINDSIGHT_LOG_JSON": "true"}
 
