@@ -561,6 +561,28 @@ def test_keys_are_stored_hashed_and_managed_from_the_cli(world: World, repo: Rep
     missing = cli("revoke", "ffffffff")
     assert missing.returncode == 1
     assert "no API key with prefix" in missing.stderr
+    # Client commands send --api-key (or HINDSIGHT_API_KEY) to the API.
+    base = [sys.executable, "-m", "pipeline.cli"]
+    client_env = {**env, "HINDSIGHT_API_URL": world.url}
+    recall = ["recall", "marmaladeword", "--agent", "alpha", "--user", USER, "--json"]
+
+    def run(args: list[str], extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            base + args,
+            env={**client_env, **extra},
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert run(["--api-key", world.keys["alpha"], *recall], {}).returncode == 0
+    assert "marmaladeword" in run(recall, {"HINDSIGHT_API_KEY": world.keys["alpha"]}).stdout
+    refused = run(["--api-key", world.keys["beta"], *recall], {})
+    assert refused.returncode == 1
+    assert "403" in refused.stderr
+    assert "401" in run(recall, {}).stderr
+
     reserved = cli("create", "--agent", "shared")
     assert reserved.returncode == 1
     assert "reserved space" in reserved.stderr
