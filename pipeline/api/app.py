@@ -44,7 +44,10 @@ log = get_logger(__name__)
 MAX_TURNS_PER_REQUEST = 1000
 API_DESCRIPTION = """Memory for LLM agents. Push turns (`POST /v1/turns`), end sessions, recall what is current and
 relevant, inspect memories, facts and the review log. Every error is JSON `{"detail": "..."}`.
-The memory inspector is at [/ui](/ui); Prometheus metrics at `/metrics`."""
+The memory inspector is at [/ui](/ui); Prometheus metrics at `/metrics`.
+Unless bound to loopback, every route but health, metrics and these docs needs an API key (`Authorization:
+Bearer <key>` or `X-API-Key`); a key may touch its agent's scopes, read `shared` and `system`, and get 401/403
+otherwise (README, "Access control")."""
 OPENAPI_TAGS = [
     {"name": "write", "description": "turns in: validated, then queued on the Redis stream"},
     {"name": "inspect", "description": "read-only views: memories, scopes, the review log, dead letters"},

@@ -15,12 +15,16 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from pipeline.adapters.postgres.api_keys_sql import KeyRow, KeyStore
 from pipeline.authz import LOCAL_OPERATOR, Action, Principal, authorize, parse_key, secret_matches
 from pipeline.errors import Unauthenticated
 
 COOKIE = "hindsight_key"
+# Declared for the OpenAPI page only (its Authorize button); the key itself is read by presented_key.
+_BEARER = HTTPBearer(auto_error=False, description="an API key from `hindsight keys create`")
+_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, description="the same key, as a header")
 
 
 class KeyResolver:
@@ -83,7 +87,11 @@ def presented_key(request: Request) -> str | None:
     return None
 
 
-def principal(request: Request) -> Principal:
+def principal(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)] = None,
+    _header: Annotated[str | None, Depends(_HEADER)] = None,
+) -> Principal:
     """The FastAPI dependency on every route but health, metrics, docs and the login page."""
     resolver: KeyResolver | None = request.app.state.key_resolver
     if resolver is None:  # auth off: the embedded default on loopback
