@@ -127,6 +127,15 @@ def authorize(principal: Principal, agent_id: str | None, user_id: str | None, a
     raise Forbidden(f"{who} may not {action} agent {agent_id!r}'s memories")
 
 
+# Turns the detector quarantined are instructions aimed at the agent: a person reviews them (an operator's
+# key), the agent never gets them back, not even by asking for that status.
+OPERATOR_STATUSES = frozenset({"quarantined", "rejected"})
+
+
+def may_see_status(principal: Principal, status: str | None) -> bool:
+    return principal.is_admin or status not in OPERATOR_STATUSES
+
+
 def readable(principal: Principal, agent_id: str) -> bool:
     try:
         authorize(principal, agent_id, None, "read")

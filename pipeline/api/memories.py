@@ -11,7 +11,7 @@ from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref
 from pipeline.api.auth import Caller, guard
-from pipeline.authz import readable
+from pipeline.authz import may_see_status, readable
 from pipeline.errors import InvalidTurn, NotFound
 from pipeline.validation import parse_ts
 
@@ -103,6 +103,8 @@ def list_memories(
 ) -> dict[str, Any]:
     """Memories of one scope, newest first, with filters; page on with `offset=next_offset`."""
     guard(caller, agent_id, user_id, "read")
+    if not may_see_status(caller, status):
+        guard(caller, None, None, "admin")  # 403: quarantined turns are for operators
     f = MemoryFilter(
         agent_id=agent_id,
         user_id=user_id,
@@ -155,7 +157,7 @@ def get_memory(
     guard(caller, agent_id, user_id, "read")
     kind, ref = memory_ref(memory_id)
     memory = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
-    if memory is None:
+    if memory is None or not may_see_status(caller, memory["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
     return memory
 

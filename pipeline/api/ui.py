@@ -18,7 +18,7 @@ from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref, run_recall
 from pipeline.api.auth import COOKIE, Caller, KeyResolver, guard
-from pipeline.authz import readable
+from pipeline.authz import may_see_status, readable
 from pipeline.errors import NotFound, Unauthenticated
 
 HERE = Path(__file__).parent
@@ -116,6 +116,8 @@ def scope(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> HTMLResponse:
     guard(caller, agent_id, user_id, "read")
+    if not may_see_status(caller, status or None):
+        guard(caller, None, None, "admin")
     store = InspectStore(deps.repo.engine)
     f = MemoryFilter(
         agent_id=agent_id,
@@ -160,7 +162,7 @@ def memory(
     guard(caller, agent_id, user_id, "read")
     kind, ref = memory_ref(memory_id)
     found = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
-    if found is None:
+    if found is None or not may_see_status(caller, found["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
     return _page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
 
