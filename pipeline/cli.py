@@ -751,6 +751,19 @@ def bench_embed(
     )
 
 
+@bench_app.command("faults", epilog=example("hindsight bench faults -k outages --no-write"))
+def bench_faults(
+    select: Annotated[
+        str | None, typer.Option("-k", help="only the scenarios matching this pytest expression")
+    ] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Outage recovery times, the SIGKILL storm and the 50,000-turn backlog (the tests/faults scenarios)."""
+    from pipeline.bench import faults
+
+    faults.run_faults_bench(write=write, console=out, select=select)
+
+
 def main() -> None:
     import redis
     from sqlalchemy.exc import OperationalError
