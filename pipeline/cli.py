@@ -751,6 +751,59 @@ def bench_embed(
     )
 
 
+@bench_app.command(
+    "all",
+    epilog=example(
+        "hindsight bench all --quick --no-write", "hindsight bench all --only ingest --only decay"
+    ),
+)
+def bench_all(
+    quick: Annotated[bool, typer.Option(help="smoke sizes: the whole suite in a few minutes")] = False,
+    only: Annotated[list[str] | None, typer.Option(help="run only these benches (repeatable)")] = None,
+    skip: Annotated[list[str] | None, typer.Option(help="leave these benches out (repeatable)")] = None,
+    write: Annotated[
+        bool | None,
+        typer.Option(
+            "--write/--no-write",
+            help="update BENCHMARKS.md and docs/bench/*.png (default: yes at full sizes, no with --quick)",
+        ),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_DATABASE_URL",
+            help="one disposable database for every bench, in place of each bench's own (TRUNCATEd)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_REDIS_URL",
+            help="one disposable Redis db for every bench, in place of each bench's own (FLUSHDBed)",
+        ),
+    ] = None,
+) -> None:
+    """Every benchmark in turn (cheap first), a summary table, and BENCHMARKS.md with charts and the machine.
+
+    A bench that fails is reported and the rest still run; the exit code is then 1 and the last line on stderr
+    names the benches that failed.
+    """
+    from pipeline.bench import suite
+
+    ctx = suite.Context(
+        settings=_settings(),
+        console=out,
+        write=(not quick) if write is None else write,
+        data=data or suite.DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+    )
+    result = suite.run_suite(ctx, quick=quick, only=only or [], skip=skip or [])
+    if result.failed:
+        fail(f"failed: {', '.join(result.failed)}")
+
+
 def main() -> None:
     import redis
     from sqlalchemy.exc import OperationalError

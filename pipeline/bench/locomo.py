@@ -363,12 +363,24 @@ def run_locomo_bench(
         "all_r10": final.total().at10,
         "tuned_r10": final.total("tuned").at10,
         "held_out_r10": final.total("held-out").at10,
+        **category_figures("floor", tables[0]),
+        **category_figures("pipeline", final),
     }
     if write and not conversations:
         write_section("locomo", "\n".join(lines))
     elif write:
         console.print("[yellow]a subset of conversations: BENCHMARKS.md left as it was[/yellow]")
     return result
+
+
+def category_figures(prefix: str, table: Table) -> dict[str, float]:
+    """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions."""
+    out: dict[str, float] = {}
+    for c, name in CATEGORIES.items():
+        s = table.total(category=c)
+        if s.n:
+            out[f"{prefix}_r5_{name}"], out[f"{prefix}_r10_{name}"] = s.at5, s.at10
+    return out
 
 
 def report_lines(r: LocomoResult) -> list[str]:

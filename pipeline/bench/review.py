@@ -1102,6 +1102,7 @@ def run_review_bench(
         nonlocal e2e
         e2e = run_e2e(b, corpus, turns)
         figures.update(e2e_turns_per_s=e2e.turns_per_s, e2e_raw_per_s=e2e.raw_per_s, e2e_ratio=e2e.ratio)
+        figures.update({f"e2e_stage_{k}_ms": v for k, v in e2e.stages_ms.items()})
         return e2e_lines(e2e)
 
     steps: list[tuple[str, Callable[[], list[str]]]] = [
