@@ -394,9 +394,10 @@ def run_suite(
     quick: bool,
     only: Sequence[str] = (),
     skip: Sequence[str] = (),
-    registry: Sequence[Benchmark] = REGISTRY,
+    registry: Sequence[Benchmark] | None = None,
     benchmarks_md: Path = report.BENCHMARKS,
 ) -> SuiteResult:
+    registry = REGISTRY if registry is None else registry
     chosen = select(registry, only, skip)
     charts_dir = benchmarks_md.parent / "docs" / "bench" if ctx.write else None
     load_before = os.getloadavg()
