@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
 
 from pipeline.bench import charts
@@ -171,4 +172,5 @@ def test_a_top_section_goes_above_the_others_and_stays_there(tmp_path: Path) -> 
     text = md.read_text()
     assert text.startswith("# Benchmarks\n")
     assert text.index("<!-- bench:summary -->") < text.index("<!-- bench:ingest -->")
-    assert "summary v2" in text and "summary v1" not in text
+    assert "summary v2" in text
+    assert "summary v1" not in text

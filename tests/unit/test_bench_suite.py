@@ -19,7 +19,7 @@ from pipeline.errors import ConfigError
 
 
 def _quiet() -> Console:
-    return Console(file=open("/dev/null", "w"), width=200)  # noqa: SIM115 - closed with the process
+    return Console(file=open("/dev/null", "w"), width=200)
 
 
 def _ctx(write: bool = False) -> Context:
@@ -133,7 +133,8 @@ def test_a_failing_bench_is_reported_and_the_rest_still_run(tmp_path: Path) -> N
 def test_a_bench_whose_figures_lack_its_headline_counts_as_failed(tmp_path: Path) -> None:
     bench = _bench("a", lambda ctx, size: {"other": 1.0})
     outcome = suite.run_one(bench, _ctx(), quick=True)
-    assert outcome.error is not None and "KeyError" in outcome.error
+    assert outcome.error is not None
+    assert "KeyError" in outcome.error
 
 
 def test_the_summary_goes_on_top_with_the_machine_and_the_charts_are_linked(tmp_path: Path) -> None:
@@ -158,12 +159,17 @@ def test_the_summary_goes_on_top_with_the_machine_and_the_charts_are_linked(tmp_
     text = md.read_text()
     assert text.index("<!-- bench:summary -->") < text.index("<!-- bench:older -->")
     summary = text.split("<!-- bench:summary -->")[1].split("<!-- /bench:summary -->")[0]
-    assert "| recall |" in summary and "| speed: 2.0 | ≥ 2 | yes |" in summary
-    assert "| other |" in summary and "| speed: 0.5 | ≥ 2 | no |" in summary
+    assert "| recall |" in summary
+    assert "| speed: 2.0 | ≥ 2 | yes |" in summary
+    assert "| other |" in summary
+    assert "| speed: 0.5 | ≥ 2 | no |" in summary
     assert f"commit `{result.machine['commit']}`" in summary
     for key in ("CPU", "RAM", "torch", "onnxruntime"):
-        assert result.machine[key] and result.machine[key] in summary
-    assert re.search(r"Load average \(1/5/15 min\) [\d.]+/[\d.]+/[\d.]+ before, [\d.]+/[\d.]+/[\d.]+ after", summary)
+        assert result.machine[key]
+        assert result.machine[key] in summary
+    assert re.search(
+        r"Load average \(1/5/15 min\) [\d.]+/[\d.]+/[\d.]+ before, [\d.]+/[\d.]+/[\d.]+ after", summary
+    )
     png = tmp_path / "docs" / "bench" / "recall.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     recall_section = text.split("<!-- bench:recall -->")[1]
@@ -204,8 +210,11 @@ def test_headlines_of_the_real_benches_read_their_figures() -> None:
     decay = by_name["decay"].headlines(
         {"rows": 1e6, "target_s": 30.0, "full_s_50000": 20.6, "full_s_200000": 65.2, "ratio_50000": 0.87}
     )
-    assert decay[0].value == "20.6" and decay[0].met is True  # the smallest (default) chunk
-    review = by_name["review"].headlines({"full_total_ms": 3237, "batch_ratio_stored": 0.097, "e2e_ratio": 0.733})
+    assert decay[0].value == "20.6"
+    assert decay[0].met is True
+    review = by_name["review"].headlines(
+        {"full_total_ms": 3237, "batch_ratio_stored": 0.097, "e2e_ratio": 0.733}
+    )
     assert [h.met for h in review] == [True, True, False]
     locomo = by_name["locomo"].headlines({"all_r10": 0.81, "all_r5": 0.69})
     assert [h.met for h in locomo] == [True, False]
