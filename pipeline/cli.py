@@ -791,8 +791,10 @@ def bench_all(
     """
     from pipeline.bench import suite
 
+    settings = _settings()
+    configure_logging("WARNING", settings.log_json)  # the output is the benches' tables and the summary
     ctx = suite.Context(
-        settings=_settings(),
+        settings=settings,
         console=out,
         write=(not quick) if write is None else write,
         data=data or suite.DEFAULT_DATA,

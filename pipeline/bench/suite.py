@@ -195,7 +195,7 @@ def _decay_headlines(f: Figures) -> list[Headline]:
     ]
 
 
-def _review(ctx: Context, *, episodes: int, turns: int) -> Figures:
+def _review(ctx: Context, *, episodes: int, turns: int, batch_rounds: int = 2) -> Figures:
     from pipeline.bench import review
 
     return review.run_review_bench(
@@ -208,6 +208,7 @@ def _review(ctx: Context, *, episodes: int, turns: int) -> Figures:
         parts=["full", "batching", "e2e"],
         write=ctx.write,
         console=ctx.console,
+        batch_rounds=batch_rounds,
     )
 
 
@@ -305,7 +306,7 @@ REGISTRY: tuple[Benchmark, ...] = (
     Benchmark(
         "review",
         _review,
-        {"episodes": 200, "turns": 300},
+        {"episodes": 200, "turns": 150, "batch_rounds": 1},
         {"episodes": 10_000, "turns": 3000},
         _review_headlines,
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench",
@@ -326,7 +327,8 @@ REGISTRY: tuple[Benchmark, ...] = (
     Benchmark(
         "recall",
         _recall,
-        {"n": 1000, "queries": 20},
+        # 400 ≤ the 419 turns of conv-26: the quick LoCoMo ingest's stored vectors cover them, nothing is embedded.
+        {"n": 400, "queries": 20},
         {"n": 100_000, "queries": 300},
         _recall_headlines,
         database=LOCOMO_DB,
