@@ -402,10 +402,10 @@ def run_suite(
     registry = REGISTRY if registry is None else registry
     chosen = select(registry, only, skip)
     charts_dir = benchmarks_md.parent / "docs" / "bench" if ctx.write else None
-    load_before = os.getloadavg()
+    load_before, commit = os.getloadavg(), git_commit()  # the code measured, before any output is written
     t0 = time.perf_counter()
     outcomes = [run_one(b, ctx, quick=quick, charts_dir=charts_dir) for b in chosen]
-    info = machine_info(load_before, os.getloadavg())
+    info = machine_info(load_before, os.getloadavg(), commit)
     result = SuiteResult(outcomes, info, quick, time.perf_counter() - t0)
     ctx.console.rule("[bold]bench all: summary")
     ctx.console.print(summary_table(result))
@@ -464,13 +464,14 @@ def _version(package: str) -> str:
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
-    """The checked-out commit, `+dirty` when the working tree differs from it (figures of uncommitted code)."""
+    """The checked-out commit, `+dirty` when tracked files other than the benches' own output differ from it
+    (figures of uncommitted code)."""
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *OUTPUTS],
             cwd=root,
             capture_output=True,
             text=True,
@@ -481,7 +482,12 @@ def git_commit(root: Path = REPO_ROOT) -> str:
     return sha + ("+dirty" if dirty else "")
 
 
-def machine_info(load_before: Sequence[float], load_after: Sequence[float]) -> dict[str, str]:
+OUTPUTS = (":(exclude)BENCHMARKS.md", ":(exclude)docs/bench")  # what the suite itself rewrites
+
+
+def machine_info(
+    load_before: Sequence[float], load_after: Sequence[float], commit: str | None = None
+) -> dict[str, str]:
     def load(avg: Sequence[float]) -> str:
         return "/".join(f"{x:.1f}" for x in avg)
 
@@ -496,7 +502,7 @@ def machine_info(load_before: Sequence[float], load_after: Sequence[float]) -> d
         "load (1/5/15 min) before": load(load_before),
         "after": load(load_after),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git_commit(),
+        "commit": commit or git_commit(),
     }
 
 
