@@ -374,9 +374,10 @@ def run_locomo_bench(
 
 
 def category_figures(prefix: str, table: Table) -> dict[str, float]:
-    """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions."""
+    """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions, and
+    for `all` of them."""
     out: dict[str, float] = {}
-    for c, name in CATEGORIES.items():
+    for c, name in [*CATEGORIES.items(), (None, "all")]:
         s = table.total(category=c)
         if s.n:
             out[f"{prefix}_r5_{name}"], out[f"{prefix}_r10_{name}"] = s.at5, s.at10

@@ -222,3 +222,39 @@ def test_headlines_of_the_real_benches_read_their_figures() -> None:
         {"onnx-int8_t1_cpu_ratio": 2.4, "onnx-int8_t2_cpu_ratio": 1.9, "onnx-int8_agreement": 0.995}
     )
     assert (embed[0].value, embed[0].met, embed[1].met) == ("1.90", False, True)  # the worse thread count
+
+
+def test_the_commit_is_dirty_for_changed_code_but_not_for_the_suites_own_output(tmp_path: Path) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    assert suite.git_commit(tmp_path) == "unknown (not a git checkout)"
+    git("init", "-q")
+    (tmp_path / "BENCHMARKS.md").write_text("# Benchmarks\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    clean = suite.git_commit(tmp_path)
+    assert re.fullmatch(r"[0-9a-f]{12}", clean)
+    (tmp_path / "BENCHMARKS.md").write_text("# Benchmarks\n\nnew figures\n")
+    assert suite.git_commit(tmp_path) == clean
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert suite.git_commit(tmp_path) == clean + "+dirty"
+
+
+def test_locomo_figures_per_category_and_all_are_what_the_table_scores() -> None:
+    from pipeline.bench.locomo import Table, category_figures
+
+    table = Table("hybrid")
+    table.add("tuned", 1, [("a",), ("b",)], ["a"])  # multi-hop: found
+    table.add("held-out", 2, [("c",)], ["a", "b"])  # temporal: missed
+    assert category_figures("pipeline", table) == {
+        "pipeline_r5_multi-hop": 1.0,
+        "pipeline_r10_multi-hop": 1.0,
+        "pipeline_r5_temporal": 0.0,
+        "pipeline_r10_temporal": 0.0,
+        "pipeline_r5_all": 0.5,
+        "pipeline_r10_all": 0.5,
+    }  # categories without questions are left out, not drawn as zeros
