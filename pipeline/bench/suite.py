@@ -68,6 +68,7 @@ class Benchmark:
     database: str | None = None  # the database it truncates by default (None: none)
     redis: str | None = None  # the Redis db it writes or flushes by default ("settings": the configured one)
     chart: bool = False  # charts.draw(name, figures) exists
+    locomo: bool = True  # reads the LoCoMo file (Context.data)
 
 
 @dataclass
@@ -284,6 +285,7 @@ REGISTRY: tuple[Benchmark, ...] = (
         _ingest_headlines,
         redis="settings",
         chart=True,
+        locomo=False,
     ),
     Benchmark("poisoning", _poisoning, {}, {}, _poisoning_headlines),
     Benchmark(
@@ -302,6 +304,7 @@ REGISTRY: tuple[Benchmark, ...] = (
         _decay_headlines,
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_decay",
         chart=True,
+        locomo=False,
     ),
     Benchmark(
         "review",
@@ -401,6 +404,12 @@ def run_suite(
 ) -> SuiteResult:
     registry = REGISTRY if registry is None else registry
     chosen = select(registry, only, skip)
+    readers = [b.name for b in chosen if b.locomo]
+    if readers and not ctx.data.is_file():
+        raise ConfigError(
+            f"LoCoMo data not found at {ctx.data} (needed by {', '.join(readers)}): pass --data PATH to "
+            "locomo10.json, or --skip those benches"
+        )
     charts_dir = benchmarks_md.parent / "docs" / "bench" if ctx.write else None
     load_before, commit = os.getloadavg(), git_commit()  # the code measured, before any output is written
     t0 = time.perf_counter()

@@ -31,6 +31,7 @@ def _headline(f: Figures) -> list[Headline]:
 
 
 def _bench(name: str, run: suite.Runner, **kw: object) -> Benchmark:
+    kw.setdefault("locomo", False)  # these fakes read no data: the tests need no LoCoMo file
     return Benchmark(name, run, {"size": 1}, {"size": 100}, _headline, **kw)  # type: ignore[arg-type]
 
 
@@ -258,3 +259,19 @@ def test_locomo_figures_per_category_and_all_are_what_the_table_scores() -> None
         "pipeline_r5_all": 0.5,
         "pipeline_r10_all": 0.5,
     }  # categories without questions are left out, not drawn as zeros
+
+
+def test_missing_locomo_data_is_one_clear_error_before_anything_runs(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def run(ctx: Context, size: int) -> Figures:
+        ran.append("x")
+        return {"speed": 1.0}
+
+    registry = (_bench("reads", run, locomo=True), _bench("own", run))
+    ctx = Context(settings=Settings(), console=_quiet(), write=False, data=tmp_path / "missing.json")
+    with pytest.raises(ConfigError, match=r"LoCoMo data not found at .*missing.json \(needed by reads\)"):
+        suite.run_suite(ctx, quick=True, registry=registry)
+    assert ran == []
+    suite.run_suite(ctx, quick=True, only=["own"], registry=registry)  # a bench of its own data runs
+    assert ran == ["x"]
