@@ -224,7 +224,7 @@ def _review_headlines(f: Figures) -> list[Headline]:
     ]
 
 
-def _locomo(ctx: Context, *, conversations: Sequence[str] | None = None) -> Figures:
+def _locomo(ctx: Context, *, reuse: bool, conversations: Sequence[str] | None = None) -> Figures:
     from pipeline.bench import locomo
 
     result = locomo.run_locomo_bench(
@@ -233,7 +233,7 @@ def _locomo(ctx: Context, *, conversations: Sequence[str] | None = None) -> Figu
         database_url=ctx.database_url or locomo.BENCH_DATABASE_URL,
         redis_url=ctx.redis_url or locomo.BENCH_REDIS_URL,
         conversations=list(conversations) if conversations else None,
-        reuse=True,  # a second suite run on the same code and data skips the ingest
+        reuse=reuse,
         variants=[],
         write=ctx.write,
         console=ctx.console,
@@ -320,8 +320,11 @@ REGISTRY: tuple[Benchmark, ...] = (
     Benchmark(
         "locomo",
         _locomo,
-        {"conversations": ("conv-26",)},
-        {},
+        # Quick: one conversation (419 turns), and the ingest reused when the bench database holds the same
+        # fingerprint. Full: ingested afresh, since the fingerprint (data, settings, INGEST_FORMAT) does not
+        # cover changes to the review code, and these figures must be of the committed code.
+        {"conversations": ("conv-26",), "reuse": True},
+        {"reuse": False},
         _locomo_headlines,
         database=LOCOMO_DB,
         redis="redis://127.0.0.1:6379/2",
