@@ -759,6 +759,9 @@ def bench_embed(
 )
 def bench_all(
     quick: Annotated[bool, typer.Option(help="smoke sizes: the whole suite in a few minutes")] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="show the benches, their sizes and what they write to; run nothing")
+    ] = False,
     only: Annotated[list[str] | None, typer.Option(help="run only these benches (repeatable)")] = None,
     skip: Annotated[list[str] | None, typer.Option(help="leave these benches out (repeatable)")] = None,
     write: Annotated[
@@ -801,6 +804,9 @@ def bench_all(
         database_url=database_url,
         redis_url=redis_url,
     )
+    if list_:
+        out.print(suite.describe(suite.REGISTRY, ctx))
+        return
     result = suite.run_suite(ctx, quick=quick, only=only or [], skip=skip or [])
     if result.failed:
         fail(f"failed: {', '.join(result.failed)}")

@@ -32,6 +32,9 @@ from pipeline.errors import ConfigError
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json"
 Figures = dict[str, float]
+# The bench modules' own defaults, named here so that importing the registry imports none of them.
+LOCOMO_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
+BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"  # the review bench's
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class Benchmark:
     full: Mapping[str, Any]  # the issue's sizes
     headlines: Callable[[Figures], list[Headline]]
     database: str | None = None  # the database it truncates by default (None: none)
-    redis: str | None = None  # the Redis db it writes or flushes by default ("settings": the configured one)
+    redis: str | None = None  # the Redis db it writes or flushes by default
     chart: bool = False  # charts.draw(name, figures) exists
     locomo: bool = True  # reads the LoCoMo file (Context.data)
 
@@ -95,7 +98,9 @@ def _target(value: float, met: bool, fmt: str, target: str, label: str) -> Headl
 def _ingest(ctx: Context, *, n: int, rounds: int) -> Figures:
     from pipeline.bench.ingest import run_ingest_bench
 
-    settings = ctx.settings.model_copy(update={"redis_url": ctx.redis_url}) if ctx.redis_url else ctx.settings
+    # The review bench's Redis db, not the configured pipeline's (by default the embedded one of `hindsight up`,
+    # which need not be running): the bench writes one stream of its own there and deletes it.
+    settings = ctx.settings.model_copy(update={"redis_url": ctx.redis_url or BENCH_REDIS_URL})
     return run_ingest_bench(settings, n=n, rounds=rounds, write=ctx.write, console=ctx.console)
 
 
@@ -274,7 +279,6 @@ def _recall_headlines(f: Figures) -> list[Headline]:
 
 # -- the registry: run order is list order, cheap first ------------------------------------------------------
 
-LOCOMO_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
 
 REGISTRY: tuple[Benchmark, ...] = (
     Benchmark(
@@ -283,7 +287,7 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"n": 500, "rounds": 1},
         {"n": 5000, "rounds": 3},
         _ingest_headlines,
-        redis="settings",
+        redis=BENCH_REDIS_URL,
         chart=True,
         locomo=False,
     ),
@@ -313,7 +317,7 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"episodes": 10_000, "turns": 3000},
         _review_headlines,
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench",
-        redis="redis://127.0.0.1:6379/12",
+        redis=BENCH_REDIS_URL,
         chart=True,
     ),
     # LoCoMo before recall: recall reuses the vectors its ingest stored in the same database.
@@ -360,9 +364,40 @@ def select(
     return chosen
 
 
+def wipes(bench: Benchmark, ctx: Context) -> list[str]:
+    """The database and Redis db this bench truncates or writes in this run (an override replaces its own)."""
+    out = []
+    if bench.database is not None:
+        out.append(_short(ctx.database_url or bench.database))
+    if bench.redis is not None:
+        out.append(ctx.redis_url or bench.redis)
+    return out
+
+
+def _short(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    return f"postgresql {u.host}:{u.port or 5432}/{u.database}"
+
+
+def describe(registry: Sequence[Benchmark], ctx: Context) -> Table:
+    table = Table(title="hindsight bench all: the benchmarks, in the order they run")
+    for col in ("bench", "quick sizes", "full sizes", "writes to"):
+        table.add_column(col)
+    for b in registry:
+        table.add_row(b.name, _sizes(b.quick), _sizes(b.full), ", ".join(wipes(b, ctx)) or "—")
+    return table
+
+
+def _sizes(sizes: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "defaults"
+
+
 def run_one(bench: Benchmark, ctx: Context, *, quick: bool, charts_dir: Path | None = None) -> Outcome:
     """One bench, isolated: whatever it raises becomes the outcome's error and the suite goes on."""
-    ctx.console.rule(f"[bold]bench all: {bench.name}")
+    where = wipes(bench, ctx)
+    ctx.console.rule(f"[bold]bench all: {bench.name}" + (f" (on {', '.join(where)})" if where else ""))
     t0 = time.perf_counter()
     try:
         figures = bench.run(ctx, **(bench.quick if quick else bench.full))

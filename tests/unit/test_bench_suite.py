@@ -201,7 +201,7 @@ def test_the_command_rejects_an_unknown_bench_by_name() -> None:
     # A ConfigError, which `hindsight`'s main() prints as one line and exits 1 with, before any bench runs.
     assert isinstance(result.exception, ConfigError)
     assert "no such benchmark(s): nope; choose from ingest," in str(result.exception)
-    assert "bench all:" not in result.output
+    assert "bench all: ingest" not in result.output  # the rule each bench starts with
 
 
 def test_headlines_of_the_real_benches_read_their_figures() -> None:
@@ -275,3 +275,31 @@ def test_missing_locomo_data_is_one_clear_error_before_anything_runs(tmp_path: P
     assert ran == []
     suite.run_suite(ctx, quick=True, only=["own"], registry=registry)  # a bench of its own data runs
     assert ran == ["x"]
+
+
+def test_the_registry_names_the_databases_each_bench_module_uses() -> None:
+    from pipeline.bench import decay, locomo, recall_latency, review
+
+    by_name = {b.name: b for b in suite.REGISTRY}
+    assert by_name["decay"].database == decay.BENCH_DATABASE_URL
+    assert (by_name["review"].database, by_name["review"].redis) == (
+        review.BENCH_DATABASE_URL,
+        review.BENCH_REDIS_URL,
+    )
+    assert (by_name["locomo"].database, by_name["locomo"].redis) == (
+        locomo.BENCH_DATABASE_URL,
+        locomo.BENCH_REDIS_URL,
+    )
+    assert by_name["recall"].database == recall_latency.BENCH_DATABASE_URL  # the LoCoMo ingest's, reused
+
+
+def test_list_shows_each_bench_and_what_it_writes_to_and_runs_nothing() -> None:
+    result = CliRunner().invoke(
+        app, ["bench", "all", "--list", "--redis-url", "redis://127.0.0.1:6379/10"], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"decay .*rows=20000.*rows=1000000.*postgresql 127.0.0.1:5432/hindsight_bench_decay", result.output
+    )
+    assert re.search(r"review .*redis://127.0.0.1:6379/10", result.output)  # the override replaces db 12
+    assert "bench all: ingest" not in result.output  # the rule each bench starts with
