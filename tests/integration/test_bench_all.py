@@ -8,11 +8,17 @@ import re
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.postgres.tables import episodes
+from pipeline.bench import locomo
+from pipeline.bench.locomo_data import LocomoTurn
 from tests.integration.harness import REDIS_URL, REPO_ROOT
 
 # The decay bench TRUNCATEs and refills its database, so it gets one of its own (a name with "bench" in it).
@@ -90,3 +96,36 @@ def test_bench_all_quick_runs_the_chosen_benches_and_summarises_their_figures(tm
         r"machine: CPU .+; cores \d+; RAM [\d.]+ GiB; .*torch .*onnxruntime .*commit \w+", summary
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_locomo_reuse_needs_the_ingested_turns_not_only_the_fingerprint(
+    repo: Repository, clean: None
+) -> None:
+    # `bench all --database-url` shares one database: a later bench TRUNCATEs the episodes but not the
+    # fingerprint table, and reusing then would score an empty index (recall 0.000, seen in a quick run).
+    turns = [
+        LocomoTurn("conv-x", "D1:1", 1, "Ana", "I moved to Lisbon.", None, datetime(2023, 5, 1, tzinfo=UTC)),
+        LocomoTurn("conv-x", "D1:2", 1, "Bo", "Nice, since when?", None, datetime(2023, 5, 1, tzinfo=UTC)),
+    ]
+    assert not locomo._holds_turns(repo.engine, turns)
+    with repo.engine.begin() as conn:
+        conn.execute(
+            insert(episodes),
+            [
+                {
+                    "turn_id": turns[0].turn_id,
+                    "agent_id": locomo.AGENT,
+                    "user_id": turns[0].conversation,
+                    "session_id": turns[0].session_id,
+                    "role": "user",
+                    "content": turns[0].content,
+                    "ts": turns[0].ts,
+                    "source": "user",
+                    "status": "kept",
+                }
+            ],
+        )
+    assert locomo._holds_turns(repo.engine, turns)
+    with repo.engine.begin() as conn:
+        conn.execute(text("UPDATE episodes SET agent_id = 'someone-else'"))
+    assert not locomo._holds_turns(repo.engine, turns)  # another agent's rows do not count
