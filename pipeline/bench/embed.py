@@ -125,6 +125,19 @@ class EmbedResult:
         mine = self.timings[(backend, threads)].per_cpu_s(self.n)
         return mine / self.timings[("torch", threads)].per_cpu_s(self.n)
 
+    @property
+    def figures(self) -> dict[str, float]:
+        """`{backend}_t{threads}_per_s` / `_per_cpu_s` / `_cpu_ratio`, and `{backend}_agreement` (top-10)."""
+        out: dict[str, float] = {}
+        for (backend, threads), timing in self.timings.items():
+            key = f"{backend}_t{threads}"
+            out[f"{key}_per_s"] = timing.per_s(self.n)
+            out[f"{key}_per_cpu_s"] = timing.per_cpu_s(self.n)
+            out[f"{key}_cpu_ratio"] = self.cpu_ratio(backend, threads)
+        for backend, (agree, lo, _mean) in self.agreement.items():
+            out[f"{backend}_agreement"], out[f"{backend}_min_cosine"] = agree, lo
+        return out
+
 
 class _TorchAt:
     """The torch embedder at a thread count: torch's thread pool is process-wide, so set it per call."""
@@ -223,8 +236,16 @@ def startup_cost(settings: Settings, backend: str) -> tuple[float, float]:
 
 
 def run_embed_bench(
-    settings: Settings, *, n: int, rounds: int, data: Path, write: bool, console: Console
+    settings: Settings,
+    *,
+    n: int,
+    rounds: int,
+    data: Path,
+    write: bool,
+    console: Console,
+    conversations: int | None = None,
 ) -> EmbedResult:
+    """`conversations` limits the agreement check to the first few (the suite's quick size)."""
     groups = load_labelled(data)
     turns = [t for g in groups for t in g.turns]
     if len(turns) < n:
@@ -250,10 +271,11 @@ def run_embed_bench(
             )
 
     # Agreement: every turn and question, each backend at 2 threads.
+    checked = groups[:conversations] if conversations else groups
     vectors: dict[str, list[tuple[Vector, Vector]]] = {}
     for backend in BACKENDS:
         e = embedders[(backend, max(THREADS))]
-        vectors[backend] = [(e.embed(list(g.questions)), e.embed(list(g.turns))) for g in groups]
+        vectors[backend] = [(e.embed(list(g.questions)), e.embed(list(g.turns))) for g in checked]
     agreement: dict[str, tuple[float, float, float]] = {}
     ref = vectors["torch"]
     ref_all = np.concatenate([np.concatenate([q, c]) for q, c in ref])
@@ -268,8 +290,8 @@ def run_embed_bench(
         rounds=rounds,
         timings=timings,
         agreement=agreement,
-        queries=sum(len(g.questions) for g in groups),
-        corpus=sum(len(g.turns) for g in groups),
+        queries=sum(len(g.questions) for g in checked),
+        corpus=sum(len(g.turns) for g in checked),
         load_before=load_before,
         load_after=os.getloadavg(),
         export_s=export_s,

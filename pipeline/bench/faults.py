@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -24,7 +23,7 @@ SUITE = REPO_ROOT / "tests" / "faults"
 WRITE_ENV = "HINDSIGHT_BENCH_WRITE"  # read by tests/faults/stack.py
 
 
-def run_faults_bench(*, write: bool, console: Console, select: str | None = None) -> dict[str, Any]:
+def run_faults_bench(*, write: bool, console: Console, select: str | None = None) -> dict[str, float]:
     """Run the fault scenarios (all, or those matching pytest's `-k select`); raise if one fails."""
     if not SUITE.is_dir():
         raise ConfigError(f"the fault scenarios are not here ({SUITE}): run this from a repository checkout")
@@ -39,4 +38,4 @@ def run_faults_bench(*, write: bool, console: Console, select: str | None = None
     if done.returncode != 0:
         raise ConfigError(f"fault scenarios failed (pytest exit {done.returncode}) after {seconds:.0f} s")
     console.print(f"fault scenarios passed in {seconds:.0f} s" + ("; BENCHMARKS.md updated" if write else ""))
-    return {"seconds": round(seconds, 1), "passed": True}
+    return {"seconds": round(seconds, 1), "passed": 1.0}
