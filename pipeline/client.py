@@ -148,8 +148,10 @@ class MemoryClient:
         as_of: datetime | str | None = None,
         session_id: str | None = None,
         include_cold: bool = False,
+        history: bool = False,
     ) -> Recall:
-        """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory."""
+        """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory;
+        `history` keeps superseded versions (ranked below what replaced them)."""
         if not query.strip():
             raise InvalidTurn("query: empty")
         params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
@@ -161,6 +163,8 @@ class MemoryClient:
             params["session_id"] = session_id
         if include_cold:
             params["include_cold"] = "true"
+        if history:
+            params["history"] = "true"
         body = self._get("/v1/recall", params)
         hits = Recall(_hit(r) for r in body["results"])
         if body.get("working_memory") is not None:
