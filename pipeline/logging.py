@@ -8,6 +8,17 @@ import sys
 import structlog
 
 
+class _StderrNowLogger(structlog.PrintLogger):
+    """Prints to whatever sys.stderr is at the time of the call, not the one at configure time: test and
+    CLI runners swap and close stderr, and a logger holding the old one would fail on a closed file."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
 def configure_logging(level: str = "INFO", json: bool | None = None) -> None:
     as_json = (not sys.stderr.isatty()) if json is None else json
     renderer: structlog.types.Processor = (
@@ -27,7 +38,7 @@ def configure_logging(level: str = "INFO", json: bool | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=lambda *_args: _StderrNowLogger(),
         cache_logger_on_first_use=True,
     )
 

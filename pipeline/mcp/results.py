@@ -23,6 +23,10 @@ class Hit(BaseModel):
     source_turn_ids: list[str]
     session_id: str | None
     cold: bool = False
+    superseded: bool = Field(False, description="a value newer facts replaced (only with history)")
+    space: Literal["private", "shared", "system"] | None = Field(
+        None, description="whose memory: the agent's own, shared by all agents, or the system's"
+    )
 
 
 class WorkingMemory(BaseModel):

@@ -136,6 +136,10 @@ class MemoryTools:
             str | None, Field(description="adds that session's working memory beside the results")
         ] = None,
         include_cold: bool = False,
+        history: Annotated[
+            bool,
+            Field(description="also what newer facts superseded, flagged and ranked below its replacement"),
+        ] = False,
         ctx: Context | None = None,
     ) -> results.RecallResult:
         """The memories most relevant to `query` that are valid now (or at `as_of`), best first."""
@@ -148,6 +152,7 @@ class MemoryTools:
             "as_of": as_of,
             "session_id": session_id,
             "include_cold": "true" if include_cold else None,
+            "history": "true" if history else None,
         }
         with tool_errors():
             return results.RecallResult.model_validate(self._call(ctx, "GET", "/v1/recall", params=params))
