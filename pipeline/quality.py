@@ -199,6 +199,13 @@ _TRANSIENT = re.compile(
     r"\b(?:right now|today|tonight|this (?:morning|afternoon|evening)|at the moment|currently|just now"
     r"|for now|at this point|in a minute|tomorrow)\b|(?<!从)现在|今天|今晚|今早|刚才|刚刚|目前|此刻|马上|这会儿|明天"
 )
+# Of those, what is stale by tomorrow ("I'm tired today"). The rest name a spell or a plan: "I'm currently
+# reading The Lean Startup", "see you tomorrow at McGee's" hold for days to weeks, and are what a friend
+# later asks about (on LoCoMo, 22 of the 51 cold personal statements with such a word were evidence turns).
+_MOMENTARY = re.compile(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just now|in a minute)\b"
+    r"|今天|今晚|今早|刚才|刚刚|马上|这会儿"
+)
 
 # -- actionability -----------------------------------------------------------------------------------
 
@@ -359,7 +366,7 @@ def _timeliness(lowered: str, personal: bool, kinds: list[str], reasons: list[st
     if durable:
         return 0.55 if transient else 0.9
     if transient:
-        return 0.2
+        return 0.2 if _MOMENTARY.search(lowered) or not personal else 0.4
     if "question" in reasons or "request" in reasons:
         return 0.2  # what is asked now matters now; the answer, if it lasts, is its own turn
     if {"instruction", "preference", "constraint", "contact"} & set(kinds):
@@ -398,7 +405,7 @@ def _actionability(lowered: str, kinds: list[str], personal: bool, reasons: list
     if asks:
         reasons.append(asks)
         return 0.15
-    if personal and not _TRANSIENT.search(lowered):
+    if personal and not _MOMENTARY.search(lowered):
         # A lasting fact about the user ("my sister lives in Berlin") is what personalisation acts on.
         return 0.6 if _DURABLE.search(lowered) else 0.5
     return 0.3

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
@@ -43,7 +43,15 @@ class RecallTuning:
     dense_weight: float = 0.3
     lexical_weight: float = 1.0
     candidates: int = 50  # from each retriever
-    window_boost: float = 1.5
+    # LoCoMo 1-5, the 124 questions naming a time: boost 2.0 with a 3-day lag and 200 candidates took
+    # R@5 / R@10 from 0.706 / 0.746 to 0.730 / 0.794 (1.5 / no lag / 50: the previous defaults).
+    window_boost: float = 2.0
+    # What happened in a window is often told later ("yesterday I went bowling"): a turn counts as in the
+    # window up to this many days after its end (0, 3, 7, 14 measured; 3 best).
+    window_lag_days: float = 3.0
+    # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
+    # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
+    window_candidates: int = 200
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -91,8 +99,15 @@ def recall(
 ) -> list[Hit]:
     """The k best recallable memories of one scope; with `as_of`, only what was said and valid then."""
     use_lexical = tuning.lexical and lexicon is not None
+    when = as_of or now or utcnow()
+    window = time_window(query, when)
+    if window is not None and tuning.window_lag_days:
+        window = window.extended(timedelta(days=tuning.window_lag_days))
+    lex_limit = (
+        tuning.window_candidates if window is not None and tuning.window_candidates else tuning.candidates
+    )
     lex_future = (
-        _POOL.submit(lexicon.search, agent_id, user_id, query, tuning.candidates)
+        _POOL.submit(lexicon.search, agent_id, user_id, query, lex_limit)
         if use_lexical and lexicon is not None
         else None
     )
@@ -129,8 +144,6 @@ def recall(
     for key, value in fused.items():
         candidates[key].fused = value
 
-    when = as_of or now or utcnow()
-    window = time_window(query, when)
     episodes = store.episodes(
         [ref for kind, ref in candidates if kind == EPISODE],
         agent_id=agent_id,

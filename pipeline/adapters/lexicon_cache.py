@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import cast
 
 from pipeline.adapters.postgres.recall_sql import RecallStore
-from pipeline.lexical import BM25, weighted_terms
+from pipeline.lexical import BM25, tokens, weighted_terms
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Rows committed slightly out of order in `reviewed_at` are caught by re-reading a short overlap.
@@ -31,6 +31,7 @@ class _Scope:
         default_factory=dict
     )  # session -> its latest turn, the next one's context
     last_doc: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest document
+    speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
     high_water: datetime = EPOCH
     refreshed: float = 0.0  # monotonic
     refreshing: bool = False
@@ -41,6 +42,10 @@ class _Scope:
 # +0.008 R@10 on top (0.2 and 0.5 measured within 0.005 of it).
 CONTEXT_WEIGHT = 0.75
 NEXT_WEIGHT = 0.3
+# A participant's name in someone else's turn is mostly an address ("Thanks, Melanie!"), not what the turn
+# is about: it counts this much, so that "what does Melanie do to destress" finds Melanie's own turns
+# rather than every reply that thanks her.
+ADDRESS_WEIGHT = 0.0  # LoCoMo 1-5: R@10 0.770 -> 0.777 (0.3: 0.774), R@5 unchanged
 
 
 class Lexicon:
@@ -56,12 +61,14 @@ class Lexicon:
         refresh_s: float = 1.0,
         context_weight: float = CONTEXT_WEIGHT,
         next_weight: float = NEXT_WEIGHT,
+        address_weight: float = ADDRESS_WEIGHT,
         max_scopes: int = 256,
     ) -> None:
         self.store = store
         self.refresh_s = refresh_s
         self.context_weight = context_weight
         self.next_weight = next_weight
+        self.address_weight = address_weight
         self.max_scopes = max_scopes
         self._scopes: OrderedDict[tuple[str, str], _Scope] = OrderedDict()
         self._lock = threading.Lock()
@@ -122,6 +129,13 @@ class Lexicon:
                 # Caroline's turns; the previous turn is context without its speaker's name.
                 own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
                 terms = weighted_terms(own, context=context, context_weight=self.context_weight)
+                if doc.speaker:
+                    self_names = set(tokens(doc.speaker))
+                    scope.speakers.update(self_names)
+                    if self.address_weight != 1.0:
+                        for name in scope.speakers - self_names:
+                            if name in terms:
+                                terms[name] *= self.address_weight
                 scope.index.add(ref, terms)
                 if doc.session_id is not None:
                     scope.last_doc[doc.session_id] = ref

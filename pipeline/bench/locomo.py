@@ -39,8 +39,9 @@ BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_ben
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # Bump when what the bench ingests changes (content format, roles, metadata): the fingerprint then
 # no longer matches and `--reuse` re-ingests. Also bump when review's rules change what they keep
-# (4: a statement that asks back is no longer a question to quality.py).
-INGEST_FORMAT = "4"
+# (4: a statement that asks back is no longer a question to quality.py; 5: a personal statement of
+# an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow).
+INGEST_FORMAT = "5"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 K = 10
 POLL_S = 0.5

@@ -80,3 +80,15 @@ def test_the_next_turn_is_context_of_the_one_before_it() -> None:
     assert [i for _, i, _ in lex.search("a", "u", "shelter", 5)] == [1]
     # The reply's words count less than a turn's own: s2's turn 3 says "puppy" itself.
     assert lex.search("a", "u", "puppy", 5)[0][1] == 3
+
+
+def test_a_participant_named_in_someone_elses_turn_is_an_address_not_the_topic() -> None:
+    store = Store()
+    store.add(1, "I've been running farther to de-stress.", speaker="Melanie")
+    store.add(2, "Awesome, Melanie! Mental health's a priority, take care of yourself.", speaker="Caroline")
+    store.add(3, "Thanks, Caroline! Pottery helps me relax too.", speaker="Melanie")
+    hits = [i for _, i, _ in _lexicon(store).search("a", "u", "Melanie", 5)]
+    assert 2 not in hits  # Caroline only addressed her
+    assert set(hits) == {1, 3}
+    counted = [i for _, i, _ in _lexicon(store, address_weight=1.0).search("a", "u", "Melanie", 5)]
+    assert 2 in counted  # the knob restores the plain count

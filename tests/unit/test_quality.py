@@ -408,3 +408,21 @@ def test_a_statement_that_asks_back_is_a_statement_not_a_question(statement: str
 )
 def test_a_greeting_before_a_question_leaves_it_a_question(question: str) -> None:
     assert "question" in score(question).reasons
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        "I'm currently reading \"The Lean Startup\" and hoping it'll give me tips for my biz.",
+        "I'm totally into The Witcher 3 right now. The story and atmosphere are amazing.",
+        "Yes, we are currently working on a new part of the football simulator.",
+    ],
+)
+def test_a_personal_spell_or_plan_is_kept_while_a_momentary_state_is_not(spell: str) -> None:
+    # "currently reading X" holds for weeks and is what a friend later asks about; "tired today" does not.
+    kept = score(spell)
+    momentary = score("I'm so tired today, long day.")
+    assert "transient" in kept.reasons
+    assert kept.timeliness > momentary.timeliness
+    assert kept.total >= 0.5  # the rule band's keep line (no LLM)
+    assert momentary.total < 0.5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -70,3 +70,61 @@ def test_contains_is_half_open() -> None:
     assert w is not None
     assert w.contains(d(2024, 6, 11))
     assert not w.contains(d(2024, 6, 12))
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("What did Audrey eat for dinner on October 24, 2023?", d(2023, 10, 24), d(2023, 10, 25)),
+        ("where was she on 3rd of March 2022", d(2022, 3, 3), d(2022, 3, 4)),
+        ("the call on 2023-01-09", d(2023, 1, 9), d(2023, 1, 10)),
+        ("what happened on May 2", d(2024, 5, 2), d(2024, 5, 3)),
+        ("what happened on July 2", d(2023, 7, 2), d(2023, 7, 3)),  # not yet this year: last year's
+    ],
+)
+def test_calendar_dates_are_day_windows(query: str, start: datetime, end: datetime) -> None:
+    w = time_window(query, NOW)
+    assert w is not None, query
+    assert (w.start, w.end) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("How many pets did Andrew have, as of September 2023?", None, d(2023, 10, 1)),
+        ("what had she said by last month", None, d(2024, 6, 1)),
+        ("what did I do before March 2024", None, d(2024, 3, 1)),
+        ("everything since last May", d(2024, 5, 1), None),
+        ("what changed after May 2023", d(2023, 6, 1), None),
+    ],
+)
+def test_bounds_open_one_side(query: str, start: datetime | None, end: datetime | None) -> None:
+    w = time_window(query, NOW)
+    assert w is not None, query
+    if start is None:
+        assert w.start < d(1900, 1, 1)
+        assert w.end == end
+    else:
+        assert w.start == start
+        assert w.end > d(3000, 1, 1)
+    assert w.phrase.split()[0] in {"as", "by", "before", "since", "after"}
+
+
+@pytest.mark.parametrize("query", ["may 3 people come", "I ran 3 marathons", "February 30, 2023 never was"])
+def test_not_calendar_dates(query: str) -> None:
+    assert time_window(query, NOW) is None
+
+
+def test_extended_moves_the_end_only() -> None:
+    w = time_window("on March 16, 2022", NOW)
+    assert w is not None
+    later = w.extended(timedelta(days=3))
+    assert (later.start, later.end) == (w.start, w.end + timedelta(days=3))
+    assert later.contains(d(2022, 3, 18))
+    assert not w.contains(d(2022, 3, 18))
+
+
+def test_extended_keeps_an_open_end_open() -> None:
+    w = time_window("since last May", NOW)
+    assert w is not None
+    assert w.extended(timedelta(days=3)) == w
