@@ -66,13 +66,13 @@ CHART = REPO_ROOT / "docs" / "bench" / "month.png"
 class VectorCache:
     """text -> vector, persisted as one .npz per model; what is missing is embedded in one go."""
 
-    def __init__(self, settings: Settings, cache_dir: Path) -> None:
+    def __init__(self, settings: Settings, cache_dir: Path, embedder: Any = None) -> None:
         self.settings = settings
         model = hashlib.sha256(settings.embedding.model.encode()).hexdigest()[:12]
         self.path = cache_dir / f"month-embeddings-{model}.npz"
         self.vectors: dict[str, Vector] = {}
         self.embedded = 0  # texts this run had to embed
-        self._model: Any = None
+        self._model: Any = embedder  # None: the configured model, loaded on the first miss
         if self.path.exists():
             data = np.load(self.path)
             for key, vector in zip(data["keys"], data["vectors"], strict=True):
@@ -135,6 +135,7 @@ class CachedEmbedder:
 @dataclass
 class Side:
     name: str
+    agent: str  # the sides may share a database (the integration test does): each has its own agent
     engine: Engine
     repo: Any  # Repository
     store: Any  # RecallStore
@@ -150,7 +151,7 @@ class Side:
                     "(SELECT count(*) FROM semantic_memories "
                     " WHERE agent_id = :a AND status = 'kept' AND valid_to IS NULL)"
                 ),
-                {"a": AGENT},
+                {"a": self.agent},
             ).one()
         return int(row[0]), int(row[1])
 
@@ -163,7 +164,7 @@ class Side:
                     "CASE WHEN status = 'kept' AND consolidated THEN ', folded' ELSE '' END, count(*) "
                     "FROM episodes WHERE agent_id = :a GROUP BY 1"
                 ),
-                {"a": AGENT},
+                {"a": self.agent},
             ).all()
         return {str(k): int(v) for k, v in rows}
 
@@ -172,29 +173,36 @@ class Side:
         self.engine.dispose()
 
 
-def open_side(name: str, database_url: str, settings: Settings) -> Side:
+def open_side(name: str, database_url: str, settings: Settings, *, work_dir: Path, check: bool) -> Side:
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.migrate import upgrade
     from pipeline.adapters.postgres.recall_sql import RecallStore
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 
-    check_disposable(database_url, REVIEW_REDIS_URL, settings)
+    if check:
+        check_disposable(database_url, REVIEW_REDIS_URL, settings)
     upgrade(database_url)
     engine = make_engine(database_url, pool_size=4)
     with engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {TABLES}, memory_audit RESTART IDENTITY CASCADE"))
-    path = CACHE_DIR / f"month-{name}-qdrant"
+    path = work_dir / f"month-{name}-qdrant"
     shutil.rmtree(path, ignore_errors=True)
     repo = Repository(engine)
     return Side(
-        name, engine, repo, RecallStore(engine), EdgeVectorIndex(path, settings.embedding.dimension), path
+        name,
+        AGENT if name == "review" else f"{AGENT}-{name}",
+        engine,
+        repo,
+        RecallStore(engine),
+        EdgeVectorIndex(path, settings.embedding.dimension),
+        path,
     )
 
 
-def to_turn(t: TrafficTurn) -> Turn:
+def to_turn(t: TrafficTurn, agent: str) -> Turn:
     metadata: dict[str, Any] = {"speaker": t.speaker} if t.speaker else {}
-    return Turn(t.turn_id, AGENT, t.user_id, t.session_id, t.role, t.content, t.ts, t.source, metadata)
+    return Turn(t.turn_id, agent, t.user_id, t.session_id, t.role, t.content, t.ts, t.source, metadata)
 
 
 class ReviewedStore:
@@ -239,8 +247,9 @@ class ReviewedStore:
     def ingest(self, turns: Sequence[TrafficTurn]) -> None:
         from pipeline.indexing import drain_all
 
-        ends = [SessionEnd(AGENT, t.user_id, t.session_id, t.ts) for t in turns if t.ends_session]
-        self.side.repo.ingest([to_turn(t) for t in turns], ends)
+        agent = self.side.agent
+        ends = [SessionEnd(agent, t.user_id, t.session_id, t.ts) for t in turns if t.ends_session]
+        self.side.repo.ingest([to_turn(t, agent) for t in turns], ends)
         self.now = turns[-1].ts
         self._restamp()
         self._review()
@@ -315,8 +324,9 @@ def store_raw(side: Side, turns: Sequence[TrafficTurn], cache: VectorCache, sett
             for t in turns:
                 copy.write_row(
                     (
-                        t.turn_id,
-                        AGENT,
+                        # Turn ids are unique across agents: the raw side's own, if the sides share a database.
+                        t.turn_id if side.agent == AGENT else f"{side.agent}:{t.turn_id}",
+                        side.agent,
                         t.user_id,
                         t.session_id,
                         t.role,
@@ -355,14 +365,14 @@ def make_recaller(
     from pipeline.adapters.lexicon_cache import Lexicon
     from pipeline.recall import recall
 
-    lexicon = Lexicon(
-        side.store, refresh_s=1e9
-    )  # built on a scope's first query; the state is frozen meanwhile
+    prefix = "" if side.agent == AGENT else f"{side.agent}:"  # see store_raw
+    # Built on a scope's first query; the state does not change while it is asked.
+    lexicon = Lexicon(side.store, refresh_s=1e9)
 
     def ask(q: Question, now: datetime) -> list[tuple[str, ...]]:
         hits = recall(
             q.text,
-            agent_id=AGENT,
+            agent_id=side.agent,
             user_id=q.conversation,
             k=K,
             repo=side.repo,
@@ -372,7 +382,7 @@ def make_recaller(
             lexicon=lexicon,
             now=now,
         )
-        return [h.source_turn_ids for h in hits]
+        return [tuple(t.removeprefix(prefix) for t in h.source_turn_ids) for h in hits]
 
     return ask
 
@@ -454,6 +464,23 @@ class MonthResult:
             "questions": self.questions,
             "active_target_met": self.final_active <= ACTIVE_TARGET,
             "ratio_target_met": self.ratio >= RATIO_TARGET,
+            "per_day": [
+                {
+                    "day": d.day,
+                    "turns": d.turns,
+                    "active_review": d.review_active,
+                    "episodes_review": d.review_episodes,
+                    "semantic_review": d.review_semantic,
+                    "active_raw": d.raw_active,
+                    "recall_p50_ms_review": d.review_p50,
+                    "recall_p95_ms_review": d.review_p95,
+                    "recall_p50_ms_raw": d.raw_p50,
+                    "recall_p95_ms_raw": d.raw_p95,
+                    "went_cold_by_decay": d.went_cold,
+                }
+                for d in self.days
+            ],
+            "breakdown_review": dict(self.breakdown),
         }
 
 
@@ -475,8 +502,13 @@ def run_month_bench(
     write: bool,
     console: Console,
     chart: Path | None = CHART,
-    cache_dir: Path = CACHE_DIR,
+    work_dir: Path = CACHE_DIR,
+    embedder: Any = None,
+    check: bool = True,
 ) -> dict[str, Any]:
+    """Run the month; returns its headline figures. `work_dir` holds the embedding cache and both
+    Qdrant folders; `embedder` (default: the configured model) embeds what the cache lacks; `check=False`
+    skips the bench-database name guard (for a test database, which its suite truncates anyway)."""
     from pipeline.logging import configure_logging
 
     configure_logging("WARNING", settings.log_json)
@@ -490,7 +522,7 @@ def run_month_bench(
     asked = evaluable(questions, ids)
     sample = random.Random(seed).sample(asked, min(SAMPLE_QUERIES, len(asked))) if asked else []
 
-    cache = VectorCache(settings, cache_dir)
+    cache = VectorCache(settings, work_dir, embedder)
     texts = [t.content for t in traffic.turns] + [q.text for q in asked]
     t0 = time.perf_counter()
     embedded = cache.ensure(texts)
@@ -502,8 +534,8 @@ def run_month_bench(
     )
     embedder = CachedEmbedder(cache)
     horizon = T0 + timedelta(days=days + 2)
-    review = open_side("review", review_database_url, settings)
-    raw = open_side("raw", raw_database_url, settings)
+    review = open_side("review", review_database_url, settings, work_dir=work_dir, check=check)
+    raw = open_side("raw", raw_database_url, settings, work_dir=work_dir, check=check)
     reviewed = ReviewedStore(review, settings, embedder, redis_url, horizon)
     result = MonthResult(kinds=traffic.kinds(), preference_changes=len(traffic.preference_changes))
     try:

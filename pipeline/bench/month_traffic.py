@@ -184,6 +184,7 @@ class _Filler:
             for p in picks
         ]
         self.changes: list[tuple[str, str, str]] = []
+        self.stated: set[str] = set()
 
     def session(self, day: int, length: int) -> list[tuple[str, str, str, str]]:
         """(role, source, content, kind) of one exchange of about `length` turns."""
@@ -224,13 +225,17 @@ class _Filler:
         if not due:
             return None
         (before, after), _, change = self.rng.choice(due)
-        if day >= change:
-            if not any(c[2] == after for c in self.changes):
+        if day >= change and before in self.stated:  # a change only of something the user had said
+            if after not in self.stated:
+                self.stated.add(after)
                 self.changes.append((self.user, before, after))
                 return after
             current = after
         else:
             current = before
+        if current not in self.stated:
+            self.stated.add(current)
+            return current
         return PREFERENCE_RESTATED.format(statement=current[0].lower() + current[1:])
 
     def remember(self, content: str) -> None:
