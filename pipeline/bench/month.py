@@ -155,18 +155,23 @@ class Side:
             ).one()
         return int(row[0]), int(row[1])
 
-    def breakdown(self) -> dict[str, int]:
-        """Where the episodes went: status (with cold reasons), and hot ones folded into a summary."""
+    def breakdown(self, kind_of: dict[str, str]) -> dict[str, dict[str, int]]:
+        """Where each kind of turn went: traffic kind -> state (hot, hot and folded into a semantic
+        memory, cold and why, merged into a near-duplicate, ...) -> episodes."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT status || coalesce(' (' || cold_reason || ')', '') || "
-                    "CASE WHEN status = 'kept' AND consolidated THEN ', folded' ELSE '' END, count(*) "
-                    "FROM episodes WHERE agent_id = :a GROUP BY 1"
+                    "SELECT turn_id, CASE WHEN status = 'kept' AND consolidated THEN 'hot, folded' "
+                    "WHEN status = 'kept' THEN 'hot' "
+                    "ELSE status || coalesce(' (' || cold_reason || ')', '') END FROM episodes WHERE agent_id = :a"
                 ),
                 {"a": self.agent},
             ).all()
-        return {str(k): int(v) for k, v in rows}
+        out: dict[str, dict[str, int]] = {}
+        for turn_id, state in rows:
+            per = out.setdefault(kind_of.get(str(turn_id), "other"), {})
+            per[str(state)] = per.get(str(state), 0) + 1
+        return out
 
     def close(self) -> None:
         self.index.close()
@@ -436,7 +441,7 @@ class MonthResult:
     review_r10: float = 0.0
     raw_r10: float = 0.0
     kinds: dict[str, int] = field(default_factory=dict)
-    breakdown: dict[str, int] = field(default_factory=dict)
+    breakdown: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> state -> episodes
     preference_changes: int = 0
     embedded: int = 0
     texts: int = 0
@@ -480,7 +485,7 @@ class MonthResult:
                 }
                 for d in self.days
             ],
-            "breakdown_review": dict(self.breakdown),
+            "breakdown_review": {k: dict(v) for k, v in self.breakdown.items()},
         }
 
 
@@ -548,7 +553,7 @@ def run_month_bench(
         result.questions = len(asked)
         result.review_r10 = _recall_at_10(make_recaller(review, embedder), asked, end)
         result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
-        result.breakdown = review.breakdown()
+        result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
         result.batches, result.review_s = reviewed.batches, reviewed.review_s
     finally:
         reviewed.close()
@@ -681,15 +686,34 @@ def report(r: MonthResult, console: Console) -> None:
     console.print(table)
     for line in verdict_lines(r):
         console.print(line.replace("**", ""), highlight=False)
-    console.print(
-        "episodes on the review side: " + ", ".join(f"{k} {v:,}" for k, v in sorted(r.breakdown.items())),
-        highlight=False,
-    )
+    states = breakdown_states(r)
+    kinds = Table("turns of kind", *states, title="where the review side's episodes went")
+    for cells in breakdown_rows(r, states):
+        kinds.add_row(*cells)
+    console.print(kinds)
     console.print(
         f"{r.batches:,} review batches in {r.review_s:.0f} s; whole run {r.seconds:.0f} s; "
         f"load average {r.loads[0]:.1f} at the start, {r.loads[1]:.1f} at the end (2 cores, shared)",
         highlight=False,
     )
+
+
+def breakdown_states(r: MonthResult) -> list[str]:
+    order = ["hot", "hot, folded", "cold (quality)", "cold (decay)", "merged"]
+    seen = {state for per in r.breakdown.values() for state in per}
+    return [s for s in order if s in seen] + sorted(seen - set(order))
+
+
+def breakdown_rows(r: MonthResult, states: Sequence[str]) -> list[list[str]]:
+    totals: dict[str, int] = {}
+    out = []
+    for kind in sorted(r.breakdown, key=lambda k: -sum(r.breakdown[k].values())):
+        per = r.breakdown[kind]
+        for state, n in per.items():
+            totals[state] = totals.get(state, 0) + n
+        out.append([kind, *(f"{per.get(state, 0):,}" for state in states)])
+    out.append(["all", *(f"{totals.get(state, 0):,}" for state in states)])
+    return out
 
 
 def section_lines(r: MonthResult, traffic: Traffic) -> list[str]:
@@ -715,9 +739,12 @@ def section_lines(r: MonthResult, traffic: Traffic) -> list[str]:
         "",
         *verdict_lines(r),
         "",
-        "Episodes on the review side at the end: "
-        + ", ".join(f"{k} {v:,}" for k, v in sorted(r.breakdown.items()))
-        + ".",
+        "Where the review side's episodes went, by kind of turn (hot = kept and recallable; folded = member "
+        "of a semantic memory, weight lowered; merged = a near-duplicate folded into a newer episode):",
+        "",
+        "| turns of kind | " + " | ".join(breakdown_states(r)) + " |",
+        "|---|" + "---:|" * len(breakdown_states(r)),
+        *("| " + " | ".join(cells) + " |" for cells in breakdown_rows(r, breakdown_states(r))),
         "",
         "![active memories and recall p95 per day](docs/bench/month.png)",
         "",

@@ -150,6 +150,10 @@ class Traffic:
         return out
 
 
+# (role, source, content, kind, user, session, speaker, turn_id) of a turn before it gets its time
+Row = tuple[str, str, str, str, str, str, str | None, str]
+
+
 def _interleaved(locomo: Sequence[LocomoTurn]) -> list[LocomoTurn]:
     """Each conversation in its own order, the conversations taken in turn (one session block each)."""
     by_conv: dict[str, list[list[LocomoTurn]]] = {}
@@ -263,7 +267,7 @@ def generate(
         todays_locomo = ordered[next_locomo : next_locomo + quota]
         next_locomo += quota
         # Blocks: the day's LoCoMo turns per conversation (in order), and filler sessions, shuffled.
-        blocks: list[list[tuple[str, str, str, str, str, str, str | None, str]]] = []
+        blocks: list[list[Row]] = []
         for conv in dict.fromkeys(t.conversation for t in todays_locomo):
             blocks.append(
                 [
@@ -279,7 +283,7 @@ def generate(
             length = min(rng.randint(8, 20), filler_n)
             session = f"{user}:month:d{day}:s{s}"
             exchange = fillers[user].session(day, length)[:filler_n]
-            block = []
+            block: list[Row] = []
             for i, (role, source, content, kind) in enumerate(exchange):
                 block.append((role, source, content, kind, user, session, None, f"month:{session}:{i}"))
             blocks.append(block)

@@ -57,7 +57,10 @@ def test_a_tiny_month_reports_what_the_stores_hold(
     assert figures["active_review"] == review_active == per_day[-1]["active_review"]
     # Review sends the greetings and acks cold: fewer memories stay active than turns came in.
     assert 0 < figures["active_review"] < 120
-    assert sum(figures["breakdown_review"].values()) == 120
+    assert sum(n for per in figures["breakdown_review"].values() for n in per.values()) == 120
+    assert figures["breakdown_review"]["greeting"].get("hot", 0) < sum(
+        figures["breakdown_review"]["greeting"].values()
+    )
     assert not_indexed == 0
     assert all(d["recall_p95_ms_review"] >= d["recall_p50_ms_review"] > 0 for d in per_day)
     assert all(d["recall_p95_ms_raw"] >= d["recall_p50_ms_raw"] > 0 for d in per_day)
