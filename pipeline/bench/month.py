@@ -494,6 +494,21 @@ def evaluable(questions: Sequence[Question], turn_ids: set[str]) -> list[Questio
     return [q for q in questions if set(q.evidence) <= turn_ids]
 
 
+def _exclusive(path: Path) -> Any:
+    """An open file holding an exclusive lock, released when closed (or when the process dies)."""
+    import fcntl
+
+    handle = path.open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise ConfigError(
+            f"another `bench month` is running on {path.parent}; wait for it to finish"
+        ) from None
+    return handle
+
+
 def run_month_bench(
     settings: Settings,
     *,
@@ -527,38 +542,41 @@ def run_month_bench(
     asked = evaluable(questions, ids)
     sample = random.Random(seed).sample(asked, min(SAMPLE_QUERIES, len(asked))) if asked else []
 
-    cache = VectorCache(settings, work_dir, embedder)
-    texts = [t.content for t in traffic.turns] + [q.text for q in asked]
-    t0 = time.perf_counter()
-    embedded = cache.ensure(texts)
-    console.print(
-        f"traffic: {len(traffic.turns):,} turns over {days} days for {len(traffic.users)} users; "
-        f"{len(set(texts)):,} distinct texts, {embedded:,} embedded now ({time.perf_counter() - t0:.0f} s), "
-        "the rest from the cache",
-        highlight=False,
-    )
-    embedder = CachedEmbedder(cache)
-    horizon = T0 + timedelta(days=days + 2)
-    review = open_side("review", review_database_url, settings, work_dir=work_dir, check=check)
-    raw = open_side("raw", raw_database_url, settings, work_dir=work_dir, check=check)
-    reviewed = ReviewedStore(review, settings, embedder, redis_url, horizon)
-    result = MonthResult(kinds=traffic.kinds(), preference_changes=len(traffic.preference_changes))
-    try:
-        for day in range(days):
-            result.days.append(
-                _one_day(day, traffic, reviewed, raw, cache, embedder, settings, sample, console)
-            )
-        end = T0 + timedelta(days=days)
-        console.print(f"LoCoMo recall@10 over {len(asked):,} questions, both sides …", highlight=False)
-        result.questions = len(asked)
-        result.review_r10 = _recall_at_10(make_recaller(review, embedder), asked, end)
-        result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
-        result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
-        result.batches, result.review_s = reviewed.batches, reviewed.review_s
-    finally:
-        reviewed.close()
-        review.close()
-        raw.close()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    # Two runs at once would wipe each other's Qdrant folders and tables.
+    with _exclusive(work_dir / "month.lock"):
+        cache = VectorCache(settings, work_dir, embedder)
+        texts = [t.content for t in traffic.turns] + [q.text for q in asked]
+        t0 = time.perf_counter()
+        embedded = cache.ensure(texts)
+        console.print(
+            f"traffic: {len(traffic.turns):,} turns over {days} days for {len(traffic.users)} users; "
+            f"{len(set(texts)):,} distinct texts, {embedded:,} embedded now ({time.perf_counter() - t0:.0f} s), "
+            "the rest from the cache",
+            highlight=False,
+        )
+        embedder = CachedEmbedder(cache)
+        horizon = T0 + timedelta(days=days + 2)
+        review = open_side("review", review_database_url, settings, work_dir=work_dir, check=check)
+        raw = open_side("raw", raw_database_url, settings, work_dir=work_dir, check=check)
+        reviewed = ReviewedStore(review, settings, embedder, redis_url, horizon)
+        result = MonthResult(kinds=traffic.kinds(), preference_changes=len(traffic.preference_changes))
+        try:
+            for day in range(days):
+                result.days.append(
+                    _one_day(day, traffic, reviewed, raw, cache, embedder, settings, sample, console)
+                )
+            end = T0 + timedelta(days=days)
+            console.print(f"LoCoMo recall@10 over {len(asked):,} questions, both sides …", highlight=False)
+            result.questions = len(asked)
+            result.review_r10 = _recall_at_10(make_recaller(review, embedder), asked, end)
+            result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
+            result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
+            result.batches, result.review_s = reviewed.batches, reviewed.review_s
+        finally:
+            reviewed.close()
+            review.close()
+            raw.close()
     result.embedded, result.texts = cache.embedded, len(set(texts))
     result.seconds = time.perf_counter() - started
     result.loads = (load0, os.getloadavg()[0])
