@@ -449,6 +449,7 @@ class MonthResult:
     review_s: float = 0.0
     seconds: float = 0.0
     loads: tuple[float, float] = (0.0, 0.0)
+    folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
 
     @property
     def ratio(self) -> float:
@@ -486,7 +487,34 @@ class MonthResult:
                 for d in self.days
             ],
             "breakdown_review": {k: dict(v) for k, v in self.breakdown.items()},
+            "what_if_folded_cold": (
+                None
+                if self.folded_cold is None
+                else {"active": self.folded_cold[0], "recall_at_10": self.folded_cold[1]}
+            ),
         }
+
+
+def what_if_folded_cold(
+    side: Side, embedder: CachedEmbedder, questions: Sequence[Question], now: datetime, settings: Settings
+) -> tuple[int, float]:
+    """(active memories, recall@10) if episodes folded into a semantic memory left the hot set, found
+    only through their summary. Measured for real on the review side's final state, which it changes:
+    it sends those episodes cold, drops their index points, and asks every question again."""
+    from pipeline.indexing import drain_all
+
+    with side.engine.begin() as conn:
+        conn.execute(
+            text(
+                "WITH folded AS (UPDATE episodes SET status = 'cold', cold_reason = 'whatif', cold_since = :now "
+                "WHERE agent_id = :a AND status = 'kept' AND consolidated RETURNING id) "
+                "INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM folded"
+            ),
+            {"a": side.agent, "now": now},
+        )
+    drain_all(side.repo, side.index, limit=settings.indexer_batch)
+    episodes, semantic = side.active()
+    return episodes + semantic, _recall_at_10(make_recaller(side, embedder), questions, now)
 
 
 def evaluable(questions: Sequence[Question], turn_ids: set[str]) -> list[Question]:
@@ -525,6 +553,7 @@ def run_month_bench(
     work_dir: Path = CACHE_DIR,
     embedder: Any = None,
     check: bool = True,
+    what_if: bool = True,
 ) -> dict[str, Any]:
     """Run the month; returns its headline figures. `work_dir` holds the embedding cache and both
     Qdrant folders; `embedder` (default: the configured model) embeds what the cache lacks; `check=False`
@@ -573,6 +602,9 @@ def run_month_bench(
             result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
             result.batches, result.review_s = reviewed.batches, reviewed.review_s
+            if what_if:
+                console.print("what if folded episodes went cold: asking again …", highlight=False)
+                result.folded_cold = what_if_folded_cold(review, embedder, asked, end, settings)
         finally:
             reviewed.close()
             review.close()
@@ -689,11 +721,20 @@ def verdict_lines(r: MonthResult) -> list[str]:
     ratio_ok = r.ratio >= RATIO_TARGET
     last = r.days[-1] if r.days else None
     raw_active = last.raw_active if last else 0
+    what_if = []
+    if r.folded_cold is not None and r.raw_r10:
+        active, r10 = r.folded_cold
+        what_if = [
+            f"What if episodes folded into a semantic memory went cold (found only through the summary; "
+            f"measured on the final state): active **{active:,}**, recall@10 **{r10:.3f}**, ratio "
+            f"**{r10 / r.raw_r10:.3f}**."
+        ]
     return [
         f"Active memories after {len(r.days)} days: **{r.final_active:,} with review vs {raw_active:,} raw** "
         f"(target ≤ {ACTIVE_TARGET:,}: {'met' if active_ok else '**missed**'}).",
         f"LoCoMo evidence recall@10 over {r.questions:,} questions: review **{r.review_r10:.3f}** vs raw "
         f"**{r.raw_r10:.3f}**, ratio **{r.ratio:.3f}** (target ≥ {RATIO_TARGET}: {'met' if ratio_ok else '**missed**'}).",
+        *what_if,
     ]
 
 

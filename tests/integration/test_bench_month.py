@@ -70,6 +70,10 @@ def test_a_tiny_month_reports_what_the_stores_hold(
     assert 0 <= figures["recall_at_10_review"] <= 1
     assert abs(figures["recall_ratio"] - figures["recall_at_10_review"] / figures["recall_at_10_raw"]) < 1e-9
     assert "active, review" in console.export_text()
+    # The what-if runs last, on the review side's final state: fewer active memories, recall still asked.
+    what_if = figures["what_if_folded_cold"]
+    assert what_if["active"] <= figures["active_review"]
+    assert 0 <= what_if["recall_at_10"] <= 1
 
 
 def test_the_section_names_the_targets() -> None:
