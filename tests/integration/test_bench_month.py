@@ -54,7 +54,10 @@ def test_a_tiny_month_reports_what_the_stores_hold(
     assert [d["day"] for d in per_day] == [1, 2]
     assert [d["active_raw"] for d in per_day] == [60, 120]
     assert figures["active_raw"] == 120
-    assert figures["active_review"] == review_active == per_day[-1]["active_review"]
+    hot = sum(per.get("hot", 0) + per.get("hot, folded", 0) for per in figures["breakdown_review"].values())
+    assert figures["active_review"] == per_day[-1]["active_review"] == hot + per_day[-1]["semantic_review"]
+    # The store now holds the what-if's state (folded episodes sent cold last).
+    assert figures["what_if_folded_cold"]["active"] == review_active
     # Review sends the greetings and acks cold: fewer memories stay active than turns came in.
     assert 0 < figures["active_review"] < 120
     assert sum(n for per in figures["breakdown_review"].values() for n in per.values()) == 120
