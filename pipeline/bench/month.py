@@ -173,6 +173,23 @@ class Side:
             per[str(state)] = per.get(str(state), 0) + 1
         return out
 
+    def ceiling(self, questions: Sequence[Question]) -> float:
+        """Mean share of a question's evidence turns that are still hot (own turn or merged into a hot
+        episode): what recall@10 could reach at best, as in `bench locomo`."""
+        if not questions:
+            return 0.0
+        with self.engine.connect() as conn:
+            hot = set(
+                conn.scalars(
+                    text(
+                        "SELECT unnest(array_prepend(turn_id, merged_turn_ids)) FROM episodes "
+                        "WHERE agent_id = :a AND status = 'kept'"
+                    ),
+                    {"a": self.agent},
+                )
+            )
+        return sum(len(hot.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(questions)
+
     def close(self) -> None:
         self.index.close()
         self.engine.dispose()
@@ -449,6 +466,7 @@ class MonthResult:
     review_s: float = 0.0
     seconds: float = 0.0
     loads: tuple[float, float] = (0.0, 0.0)
+    ceiling: float = 0.0  # review side: mean share of a question's evidence turns still hot
     folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
 
     @property
@@ -467,6 +485,7 @@ class MonthResult:
             "recall_at_10_review": self.review_r10,
             "recall_at_10_raw": self.raw_r10,
             "recall_ratio": self.ratio,
+            "evidence_hot_review": self.ceiling,
             "questions": self.questions,
             "active_target_met": self.final_active <= ACTIVE_TARGET,
             "ratio_target_met": self.ratio >= RATIO_TARGET,
@@ -602,6 +621,7 @@ def run_month_bench(
             result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
             result.batches, result.review_s = reviewed.batches, reviewed.review_s
+            result.ceiling = review.ceiling(asked)
             if what_if:
                 console.print("what if folded episodes went cold: asking again …", highlight=False)
                 result.folded_cold = what_if_folded_cold(review, embedder, asked, end, settings)
@@ -734,6 +754,8 @@ def verdict_lines(r: MonthResult) -> list[str]:
         f"(target ≤ {ACTIVE_TARGET:,}: {'met' if active_ok else '**missed**'}).",
         f"LoCoMo evidence recall@10 over {r.questions:,} questions: review **{r.review_r10:.3f}** vs raw "
         f"**{r.raw_r10:.3f}**, ratio **{r.ratio:.3f}** (target ≥ {RATIO_TARGET}: {'met' if ratio_ok else '**missed**'}).",
+        f"Ceiling: on the review side, on average {r.ceiling:.3f} of a question's evidence turns are still hot "
+        "(the rest went cold as low-quality turns: cold memories are not recalled by default).",
         *what_if,
     ]
 

@@ -71,6 +71,7 @@ def test_a_tiny_month_reports_what_the_stores_hold(
     assert figures["questions"] > 0
     assert 0 < figures["recall_at_10_raw"] <= 1
     assert 0 <= figures["recall_at_10_review"] <= 1
+    assert 0 < figures["evidence_hot_review"] <= 1
     assert abs(figures["recall_ratio"] - figures["recall_at_10_review"] / figures["recall_at_10_raw"]) < 1e-9
     assert "active, review" in console.export_text()
     # The what-if runs last, on the review side's final state: fewer active memories, recall still asked.
