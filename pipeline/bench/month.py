@@ -755,7 +755,7 @@ def verdict_lines(r: MonthResult) -> list[str]:
         f"LoCoMo evidence recall@10 over {r.questions:,} questions: review **{r.review_r10:.3f}** vs raw "
         f"**{r.raw_r10:.3f}**, ratio **{r.ratio:.3f}** (target ≥ {RATIO_TARGET}: {'met' if ratio_ok else '**missed**'}).",
         f"Ceiling: on the review side, on average {r.ceiling:.3f} of a question's evidence turns are still hot "
-        "(the rest went cold as low-quality turns: cold memories are not recalled by default).",
+        "(the rest went cold, by quality or decay: cold memories are not recalled by default).",
         *what_if,
     ]
 
