@@ -192,7 +192,7 @@ class Side:
 
     def analyze(self) -> None:
         """Fresh planner statistics, as autovacuum would gather between two days (and does not where it
-        is off, as on the machine these figures came from): with the stale ones of a table that grew by
+        is off, as on the machine these figures came from): without them, on a table that grew by
         a day, recall's folded_into lookup was planned as a scan of every open semantic memory per
         candidate, 5x slower (measured on day 30 of the first run)."""
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
