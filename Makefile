@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 COMPOSE_VERSION ?= 2.40.3
 
-.PHONY: install run test test-unit test-integration test-fuzz test-faults lint format typecheck bench-ingest clean
+.PHONY: install run test test-unit test-integration test-fuzz test-faults lint format typecheck bench bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ lint: install
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Every benchmark at the issue's sizes (an hour or more), then BENCHMARKS.md and docs/bench/*.png rewritten.
+# `make bench BENCH_ARGS=--quick` for a few-minute smoke run (writes nothing).
+bench: install
+	$(BIN)/hindsight bench all $(BENCH_ARGS)
 
 bench-ingest: install
 	$(BIN)/hindsight bench ingest

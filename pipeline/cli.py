@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.cli_inspect import register as register_inspect_commands
+from pipeline.cli_keys import register as register_key_commands
 from pipeline.cli_support import call, emit_json, err, example, fail, http_client, out
 from pipeline.config import Settings, get_settings
 from pipeline.errors import HindsightError, RetryableError
@@ -37,6 +38,7 @@ quarantine_app = typer.Typer(
 )
 app.add_typer(quarantine_app, name="quarantine")
 register_inspect_commands(app)
+register_key_commands(app)
 
 
 def _settings() -> Settings:
@@ -795,6 +797,80 @@ def bench_embed(
     bench.run_embed_bench(
         _settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
     )
+
+
+@bench_app.command("faults", epilog=example("hindsight bench faults -k outages --no-write"))
+def bench_faults(
+    select: Annotated[
+        str | None, typer.Option("-k", help="only the scenarios matching this pytest expression")
+    ] = None,
+    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Outage recovery times, the SIGKILL storm and the 50,000-turn backlog (the tests/faults scenarios)."""
+    from pipeline.bench import faults
+
+    faults.run_faults_bench(write=write, console=out, select=select)
+
+
+@bench_app.command(
+    "all",
+    epilog=example(
+        "hindsight bench all --quick --no-write", "hindsight bench all --only ingest --only decay"
+    ),
+)
+def bench_all(
+    quick: Annotated[bool, typer.Option(help="smoke sizes: the whole suite in a few minutes")] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="show the benches, their sizes and what they write to; run nothing")
+    ] = False,
+    only: Annotated[list[str] | None, typer.Option(help="run only these benches (repeatable)")] = None,
+    skip: Annotated[list[str] | None, typer.Option(help="leave these benches out (repeatable)")] = None,
+    write: Annotated[
+        bool | None,
+        typer.Option(
+            "--write/--no-write",
+            help="update BENCHMARKS.md and docs/bench/*.png (default: yes at full sizes, no with --quick)",
+        ),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_DATABASE_URL",
+            help="one disposable database for every bench, in place of each bench's own (TRUNCATEd)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_REDIS_URL",
+            help="one disposable Redis db for every bench, in place of each bench's own (FLUSHDBed)",
+        ),
+    ] = None,
+) -> None:
+    """Every benchmark in turn (cheap first), a summary table, and BENCHMARKS.md with charts and the machine.
+
+    A bench that fails is reported and the rest still run; the exit code is then 1 and the last line on stderr
+    names the benches that failed.
+    """
+    from pipeline.bench import suite
+
+    settings = _settings()
+    configure_logging("WARNING", settings.log_json)  # the output is the benches' tables and the summary
+    ctx = suite.Context(
+        settings=settings,
+        console=out,
+        write=(not quick) if write is None else write,
+        data=data or suite.DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+    )
+    if list_:
+        out.print(suite.describe(suite.REGISTRY, ctx))
+        return
+    result = suite.run_suite(ctx, quick=quick, only=only or [], skip=skip or [])
+    if result.failed:
+        fail(f"failed: {', '.join(result.failed)}")
 
 
 def main() -> None:

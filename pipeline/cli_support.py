@@ -34,8 +34,14 @@ def emit_json(body: Any) -> None:
     sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
 
 
+# `hindsight --api-key KEY <command>`; else HINDSIGHT_API_KEY (Settings.api_key).
+api_key_option: str | None = None
+
+
 def http_client(settings: Settings) -> httpx.Client:
-    return httpx.Client(base_url=settings.api_url, timeout=60.0)
+    key = api_key_option or (settings.api_key.get_secret_value() if settings.api_key else None)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.Client(base_url=settings.api_url, timeout=60.0, headers=headers)
 
 
 def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:

@@ -4,6 +4,10 @@
 soon as Redis has the turn and never wait for review work. Session working memory is read and written
 in Redis directly too (it changes every turn). `recall`, `reflect` and the memory commands ask the
 HTTP API.
+
+With an API key (`api_key=` or HINDSIGHT_API_KEY) every call goes through the HTTP API instead, writes
+included: access rules are enforced there, and a service holding a key need not (and should not) be
+able to reach Redis, which is not guarded by keys.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pipeline import session_end
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
 from pipeline.config import Settings, get_settings
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.errors import Forbidden, HindsightError, InvalidTurn, NotFound, RetryableError, Unauthenticated
 from pipeline.models import Hit
 from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
 from pipeline.working_memory import WorkingMemory, parse_change
@@ -38,6 +42,9 @@ class MemoryClient:
             connect(self.settings.broker_url), self.settings.stream_turns, self.settings.stream_dead
         )
         self.working = RedisWorkingMemory(self.stream.client, self.settings.working_memory)
+        if api_key is None and self.settings.api_key is not None:
+            api_key = self.settings.api_key.get_secret_value()
+        self.via_api = api_key is not None  # redis connects lazily: never touched in this mode
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=self.settings.api_url, timeout=30.0, headers=headers)
 
@@ -68,12 +75,18 @@ class MemoryClient:
             "metadata": dict(metadata) if metadata is not None else None,
         }
         event = parse_event(fields, now=utcnow())
-        self.stream.add(encode_event(event))
+        if self.via_api:
+            self._send("POST", "/v1/turns", [{k: v for k, v in fields.items() if v is not None}])
+        else:
+            self.stream.add(encode_event(event))
         return str(fields["turn_id"])
 
     def end_session(self, agent_id: str, user_id: str, session_id: str) -> int:
         """End a session: its confirmed working-memory slots go to the light review as facts.
         Returns how many slots were handed over."""
+        if self.via_api:
+            body = {"agent_id": agent_id, "user_id": user_id, "session_id": session_id}
+            return int(self._send("POST", "/v1/sessions/end", body)["slots_handed_over"])
         return session_end.end_session(
             self.stream, self.working, agent_id=agent_id, user_id=user_id, session_id=session_id, now=utcnow()
         )
@@ -81,6 +94,9 @@ class MemoryClient:
     def get_working_memory(self, agent_id: str, user_id: str, session_id: str) -> WorkingMemory:
         """The session's working memory; an empty one (expires_in_s None) if none is stored or it expired."""
         _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        if self.via_api:
+            params = {"agent_id": agent_id, "user_id": user_id}
+            return _working_memory(self._get(_wm_path(session_id), params))
         return self.working.get(agent_id, user_id, session_id)
 
     def set_working_memory(
@@ -97,6 +113,15 @@ class MemoryClient:
         """Merge into the session's working memory (a None slot value removes that slot, task "" clears the
         task, pending_questions replaces the list); `replace` starts from empty. Restarts the TTL."""
         _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        if self.via_api:
+            body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "replace": replace}
+            if task is not None:
+                body["task"] = task
+            if slots is not None:
+                body["slots"] = dict(slots)
+            if pending_questions is not None:
+                body["pending_questions"] = pending_questions
+            return _working_memory(self._send("PATCH", _wm_path(session_id), body))
         change = parse_change(
             task=task,
             slots=slots,
@@ -108,6 +133,9 @@ class MemoryClient:
 
     def clear_working_memory(self, agent_id: str, user_id: str, session_id: str) -> bool:
         _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        if self.via_api:
+            params = {"agent_id": agent_id, "user_id": user_id}
+            return bool(self._request("DELETE", _wm_path(session_id), params=params)["deleted"])
         return self.working.delete(agent_id, user_id, session_id)
 
     def recall(
@@ -120,8 +148,10 @@ class MemoryClient:
         as_of: datetime | str | None = None,
         session_id: str | None = None,
         include_cold: bool = False,
+        history: bool = False,
     ) -> Recall:
-        """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory."""
+        """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory;
+        `history` keeps superseded versions (ranked below what replaced them)."""
         if not query.strip():
             raise InvalidTurn("query: empty")
         params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
@@ -133,6 +163,8 @@ class MemoryClient:
             params["session_id"] = session_id
         if include_cold:
             params["include_cold"] = "true"
+        if history:
+            params["history"] = "true"
         body = self._get("/v1/recall", params)
         hits = Recall(_hit(r) for r in body["results"])
         if body.get("working_memory") is not None:
@@ -177,16 +209,7 @@ class MemoryClient:
         return self._get("/v1/memories", params)
 
     def _get(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
-        try:
-            response = self.http.get(path, params=params)
-        except httpx.TransportError as exc:
-            raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
-        if response.status_code == 404:
-            raise NotFound(_message(response))
-        if response.status_code >= 400:
-            raise HindsightError(f"GET {path} failed ({response.status_code}): {_message(response)}")
-        result: dict[str, Any] = response.json()
-        return result
+        return self._request("GET", path, params=params)
 
     def forget(
         self,
@@ -231,13 +254,7 @@ class MemoryClient:
             params["agent_id"] = agent_id
         if user_id is not None:
             params["user_id"] = user_id
-        try:
-            response = self.http.get("/v1/quarantine", params=params)
-        except httpx.TransportError as exc:
-            raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
-        if response.status_code >= 400:
-            raise HindsightError(f"quarantine list failed ({response.status_code}): {_message(response)}")
-        rows: list[dict[str, Any]] = response.json()["quarantined"]
+        rows: list[dict[str, Any]] = self._get("/v1/quarantine", params)["quarantined"]
         return rows
 
     def release_quarantined(
@@ -254,21 +271,37 @@ class MemoryClient:
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
         return self._send("POST", f"/v1/quarantine/{memory_id}/reject", body)
 
-    def _send(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
+        return self._request(method, path, json=body)
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """One API call; raises NotFound, Unauthenticated (401), Forbidden (403), InvalidTurn (422),
+        RetryableError (unreachable) or HindsightError."""
         try:
-            response = self.http.request(method, path, json=body)
+            response = self.http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             raise RetryableError(f"API unreachable at {self.settings.api_url}: {exc}") from exc
-        if response.status_code == 404:
-            raise NotFound(_message(response))
-        if response.status_code >= 400:
-            raise HindsightError(f"{method} {path} failed ({response.status_code}): {_message(response)}")
+        status = response.status_code
+        failed = f"{method} {path} failed ({status}): {_message(response)}"
+        error = {404: NotFound, 401: Unauthenticated, 403: Forbidden}.get(status)
+        if error is not None:
+            raise error(failed)
+        if status == 422:
+            raise InvalidTurn(failed)
+        if status >= 400:
+            raise HindsightError(failed)
         result: dict[str, Any] = response.json()
         return result
 
     def close(self) -> None:
         self.http.close()
         self.stream.client.close()
+
+
+def _wm_path(session_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"/v1/sessions/{quote(session_id, safe='')}/working-memory"
 
 
 def _require_ids(**ids: str) -> None:

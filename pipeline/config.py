@@ -30,7 +30,10 @@ class EmbeddingSettings(BaseModel):
     # torch: sentence-transformers. onnx / onnx-int8: ONNX Runtime on a graph exported from the same
     # weights on first use (int8 ~2x faster on CPU, vectors not bit-identical: see README, reindex).
     backend: EmbeddingBackend = "torch"
-    batch_size: int = Field(64, ge=1, le=4096)
+    # Small on purpose: texts are sorted by length and each batch is padded to its longest, and attention
+    # grows with the square of that width. On 2 CPU cores with LoCoMo-like turns, 8 encodes ~2x the
+    # sentences/s of 64 (`hindsight bench embed` measures it); larger batches only pay off on GPUs.
+    batch_size: int = Field(8, ge=1, le=4096)
     torch_threads: int = Field(0, ge=0, description="intra-op threads (torch or onnx); 0 = library default")
     dimension: int = 384
     # Where exported ONNX models are cached; None = <data_dir>/models.
@@ -126,6 +129,19 @@ class WorkingMemorySettings(BaseModel):
     max_chars: int = Field(2000, ge=1, description="longest task, slot value or question")
 
 
+AuthMode = Literal["auto", "required", "off"]
+
+
+class AuthSettings(BaseModel):
+    """API keys (README, "Access control"). `auto` requires a key unless the API binds to a loopback
+    address (the embedded `hindsight up` default); `off` is refused on any other bind."""
+
+    mode: AuthMode = "auto"
+    # A key is looked up in PostgreSQL at most this often per API process: a revocation takes effect
+    # within this many seconds, and last_used_at is updated at that granularity.
+    key_cache_s: float = Field(30.0, ge=0, description="seconds a resolved key is cached")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_nested_delimiter="__", extra="ignore")
 
@@ -142,6 +158,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8700
     api_url: str = "http://127.0.0.1:8700"
+    # The key the CLI, the Python client and the MCP server send to the API (HINDSIGHT_API_KEY).
+    api_key: SecretStr | None = None
+    auth: AuthSettings = AuthSettings()
     flower_port: int = 5555
     # `hindsight up` also serves MCP over streamable HTTP on this port when set (off by default: desktop
     # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).

@@ -31,6 +31,14 @@ class NotFound(PermanentError):
     """The thing asked for does not exist (or is not visible to the caller)."""
 
 
+class Unauthenticated(PermanentError):
+    """No API key, or one that is unknown, malformed or revoked (HTTP 401)."""
+
+
+class Forbidden(PermanentError):
+    """A valid API key that may not do this to that space (HTTP 403)."""
+
+
 class RetryableError(HindsightError):
     """An upstream is down, slow or rate limited; the same call may succeed later."""
 

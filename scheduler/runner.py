@@ -18,7 +18,7 @@ from datetime import datetime
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import Entry, TurnStream
-from pipeline.errors import InvalidTurn, RetryableError
+from pipeline.errors import InvalidTurn, PermanentError, RetryableError
 from pipeline.logging import get_logger
 from pipeline.models import SessionEnd, Turn
 from pipeline.validation import decode_stream_fields, parse_event
@@ -102,6 +102,14 @@ class SchedulerRunner:
                 recover_own = True
                 self.stop_event.wait(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
+            except Exception as exc:  # a defect must not stop ingestion for every user
+                # Input problems never get here (process() dead-letters them); this is a defect or an
+                # unclassified store error. Log it loudly and keep going with the same backoff, rather
+                # than exit and have the supervisor restart us into the same state.
+                log.exception("scheduler.error", error=str(exc)[:300], backoff_s=backoff)
+                recover_own = True
+                self.stop_event.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
         log.info("scheduler.stopped", consumer=self.consumer)
 
     def step(self) -> None:
@@ -149,11 +157,24 @@ class SchedulerRunner:
                 continue
             (turns if isinstance(event, Turn) else ends).append(event)  # type: ignore[arg-type]
             good_ids.append(entry_id)
-        inserted = self.repo.ingest(_dedupe(turns), ends) if good_ids else 0
+        if not good_ids:
+            return 0
+        try:
+            inserted = self.repo.ingest(_dedupe(turns), ends)
+        except PermanentError as exc:
+            # The store refused a value the parser let through. One entry must not hold back the
+            # others: store them one by one and dead-letter the ones refused on their own.
+            if len(good_ids) == 1:
+                reason = f"rejected by the store: {exc}"[:500]
+                self.stream.dead_letter(good_ids[0], dict(entries)[good_ids[0]], reason)
+                self.stream.ack(self.config.group, good_ids)
+                log.warning("scheduler.dead_letter", entry_id=good_ids[0], reason=reason)
+                return 0
+            raw_by_id = dict(entries)
+            return sum(self.process([(i, raw_by_id[i])]) for i in good_ids)
         # Only now is every good entry safe in PostgreSQL; a crash before this line re-delivers them.
         self.stream.ack(self.config.group, good_ids)
-        if good_ids:
-            log.debug("scheduler.ingested", entries=len(good_ids), new_episodes=inserted)
+        log.debug("scheduler.ingested", entries=len(good_ids), new_episodes=inserted)
         return inserted
 
     def tick(self) -> list[int]:

@@ -18,15 +18,18 @@ from sqlalchemy import text
 from pipeline import __version__, session_end
 from pipeline.access import AccessRecorder
 from pipeline.adapters.lexicon_cache import Lexicon
+from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream
 from pipeline.api import quarantine, reflect, working_memory
+from pipeline.api.auth import Caller, KeyResolver, guard, principal
 from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
 from pipeline.api.metrics import ApiMetrics
+from pipeline.authz import SHARED, SYSTEM, auth_required
 from pipeline.config import Settings
 from pipeline.errors import InvalidTurn
 from pipeline.indexing import Indexer
@@ -41,7 +44,10 @@ log = get_logger(__name__)
 MAX_TURNS_PER_REQUEST = 1000
 API_DESCRIPTION = """Memory for LLM agents. Push turns (`POST /v1/turns`), end sessions, recall what is current and
 relevant, inspect memories, facts and the review log. Every error is JSON `{"detail": "..."}`.
-The memory inspector is at [/ui](/ui); Prometheus metrics at `/metrics`."""
+The memory inspector is at [/ui](/ui); Prometheus metrics at `/metrics`.
+Unless bound to loopback, every route but health, metrics and these docs needs an API key (`Authorization:
+Bearer <key>` or `X-API-Key`); a key may touch its agent's scopes, read `shared` and `system`, and get 401/403
+otherwise (README, "Access control")."""
 OPENAPI_TAGS = [
     {"name": "write", "description": "turns in: validated, then queued on the Redis stream"},
     {"name": "inspect", "description": "read-only views: memories, scopes, the review log, dead letters"},
@@ -97,7 +103,11 @@ def _deps(request: Request) -> ApiDeps:
 
 
 Deps = Annotated[ApiDeps, Depends(_deps)]
-router = APIRouter()
+# Every route of these routers needs a key when auth is on; the open ones (health, metrics, docs, the
+# inspector's login and static files) are on other routers.
+AUTHENTICATED = [Depends(principal)]
+router = APIRouter(dependencies=AUTHENTICATED)
+open_router = APIRouter()
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
@@ -140,16 +150,25 @@ def create_app(deps: ApiDeps) -> FastAPI:
         openapi_tags=OPENAPI_TAGS,
     )
     app.state.deps = deps
+    # Refuses (ConfigError) to serve without keys on a non-loopback bind.
+    needs_keys = auth_required(deps.settings.auth.mode, deps.settings.api_host)
+    app.state.key_resolver = (
+        KeyResolver(KeyStore(deps.repo.engine), ttl_s=deps.settings.auth.key_cache_s, now=utcnow)
+        if needs_keys
+        else None
+    )
     deps.metrics.attach(deps)
     app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_request_bytes)
     install_error_handlers(app)
 
     app.include_router(router)
+    app.include_router(open_router)
     for extra in (working_memory.router, reflect.router, quarantine.router):
-        app.include_router(extra)
-    app.include_router(memories.router, tags=["inspect"])
+        app.include_router(extra, dependencies=AUTHENTICATED)
+    app.include_router(memories.router, tags=["inspect"], dependencies=AUTHENTICATED)
     app.include_router(metrics.router)
-    app.include_router(ui.router)
+    app.include_router(ui.login_router)
+    app.include_router(ui.router, dependencies=AUTHENTICATED)
     ui.mount_static(app)
     return app
 
@@ -187,6 +206,7 @@ TURN_EXAMPLE = {
 )
 def post_turns(
     deps: Deps,
+    caller: Caller,
     items: Annotated[
         list[Any],
         Body(
@@ -207,13 +227,16 @@ def post_turns(
             errors.append({"index": i, "reason": exc.reason})
     if errors:
         return _invalid(errors)  # type: ignore[return-value]
+    for e in events:  # all or nothing here too: one turn for a scope the key may not write refuses the lot
+        guard(caller, getattr(e, "agent_id", None), getattr(e, "user_id", None), "write")
     deps.stream.add_many([encode_event(e) for e in events])
     return {"accepted": len(events), "turn_ids": [getattr(e, "turn_id", None) for e in events]}
 
 
 @router.post("/v1/sessions/end", status_code=202)
-def end_session(deps: Deps, body: SessionEndRequest) -> dict[str, Any]:
+def end_session(deps: Deps, caller: Caller, body: SessionEndRequest) -> dict[str, Any]:
     """End a session: its confirmed working-memory slots go to the light review as facts."""
+    guard(caller, body.agent_id, body.user_id, "write")
     slots = session_end.end_session(
         deps.stream, working_memory.store(deps), **body.model_dump(), now=utcnow()
     )
@@ -241,6 +264,7 @@ RECALL_EXAMPLE = {
 @router.get("/v1/recall", responses={200: {"content": {"application/json": {"example": RECALL_EXAMPLE}}}})
 def recall(
     deps: Deps,
+    caller: Caller,
     q: Annotated[str, Query(min_length=1, max_length=4000, examples=["where does the user live?"])],
     agent_id: Annotated[str, Query(min_length=1, examples=["support-bot"])],
     user_id: Annotated[str, Query(min_length=1, examples=["u42"])],
@@ -255,6 +279,7 @@ def recall(
     below what replaced them); `include_cold` searches cold storage too, and re-heats the cold memories it
     returns; `explain` (default on) adds each result's score breakdown; `session_id` adds that session's
     working memory beside the results."""
+    guard(caller, agent_id, user_id, "read")
     when: datetime | None = parse_ts(as_of, field_name="as_of") if as_of else None
     results = run_recall(
         deps,
@@ -269,7 +294,7 @@ def recall(
     if not explain:
         for r in results:
             r.pop("explain", None)
-    body: dict[str, Any] = {"results": results}
+    body: dict[str, Any] = {"results": results, "space": space_name(agent_id)}
     if session_id is not None:
         body["working_memory"] = working_memory.state_json(deps, agent_id, user_id, session_id)
     return body
@@ -309,6 +334,11 @@ def run_recall(
         _after_recall(deps, hits)
         deps.metrics.recall_latency.observe(time.perf_counter() - started)
     return [h.to_json() for h in hits]
+
+
+def space_name(agent_id: str) -> str:
+    """Which space a scope is: `shared`, `system` or an agent's `private` one."""
+    return agent_id if agent_id in (SHARED, SYSTEM) else "private"
 
 
 def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:
@@ -373,8 +403,9 @@ def memory_ref(memory_id: str) -> tuple[str, int]:
 
 
 @router.post("/v1/memories/{memory_id}/forget")
-def forget(deps: Deps, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
+def forget(deps: Deps, caller: Caller, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
     """Soft forget (out of recall, kept for audit, reversible) or hard forget (purged everywhere)."""
+    guard(caller, body.agent_id, body.user_id, "write")
     kind, ref = memory_ref(memory_id)
     scope = {"agent_id": body.agent_id, "user_id": body.user_id, "actor": body.actor, "reason": body.reason}
     if body.hard:
@@ -388,8 +419,9 @@ def forget(deps: Deps, memory_id: str, body: ForgetRequest) -> dict[str, Any]:
 
 
 @router.patch("/v1/memories/{memory_id}")
-def update_memory(deps: Deps, memory_id: str, body: UpdateRequest) -> dict[str, Any]:
+def update_memory(deps: Deps, caller: Caller, memory_id: str, body: UpdateRequest) -> dict[str, Any]:
     """Change weight, tags, the core flag or status (kept / cold / forgotten); audited."""
+    guard(caller, body.agent_id, body.user_id, "write")
     kind, ref = memory_ref(memory_id)
     changes = body.model_dump(include={"weight", "tags", "core", "status"}, exclude_none=True)
     if not changes:
@@ -413,6 +445,7 @@ def update_memory(deps: Deps, memory_id: str, body: UpdateRequest) -> dict[str, 
 @router.get("/v1/facts")
 def get_facts(
     deps: Deps,
+    caller: Caller,
     agent_id: Annotated[str, Query(min_length=1)],
     user_id: Annotated[str, Query(min_length=1)],
     entity: str | None = None,
@@ -421,16 +454,18 @@ def get_facts(
     history: bool = False,
 ) -> dict[str, Any]:
     """What is true now (or was true at `as_of`); with `history`, every version of every chain."""
+    guard(caller, agent_id, user_id, "read")
     when = parse_ts(as_of, field_name="as_of") if as_of else None
     rows = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, as_of=when, history=history)
     return {"facts": rows}
 
 
 @router.post("/v1/review", status_code=202)
-def review(deps: Deps, body: ReviewRequest) -> dict[str, Any]:
+def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
     """Claim and dispatch whatever is pending (one scope or all), without waiting for a trigger."""
     if (body.agent_id is None) != (body.user_id is None):
         raise InvalidTurn("agent_id and user_id: give both or neither")
+    guard(caller, body.agent_id, body.user_id, "write")  # no scope = every scope: operators only
     scope = Scope(body.agent_id, body.user_id) if body.agent_id and body.user_id else None
     batch_ids: list[int] = []
     for d in on_demand(deps.repo.backlog(), full=body.full, scope=scope):
@@ -457,8 +492,9 @@ def progress(deps: Deps, body: ProgressRequest) -> dict[str, Any]:
 
 
 @router.post("/v1/reindex", status_code=202)
-def reindex(deps: Deps) -> dict[str, Any]:
+def reindex(deps: Deps, caller: Caller) -> dict[str, Any]:
     """Rebuild the vector index from PostgreSQL: drop points the store does not know, re-queue the rest."""
+    guard(caller, None, None, "admin")
     orphans = sorted(deps.index.ids() - deps.repo.indexable_point_ids())
     if orphans:
         deps.index.delete(orphans)
@@ -466,7 +502,9 @@ def reindex(deps: Deps) -> dict[str, Any]:
 
 
 @router.get("/v1/stats")
-def stats(deps: Deps) -> dict[str, Any]:
+def stats(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """Deployment-wide counts (operators only when keys are on)."""
+    guard(caller, None, None, "admin")
     return {
         **deps.repo.stats(),
         "stream": deps.stream.stats(deps.settings.scheduler_group),
@@ -474,12 +512,12 @@ def stats(deps: Deps) -> dict[str, Any]:
     }
 
 
-@router.get("/healthz")
+@open_router.get("/healthz")
 def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@open_router.get("/readyz")
 def readyz(deps: Deps) -> JSONResponse:
     checks: dict[str, str] = {}
     for name, probe in (

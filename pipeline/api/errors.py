@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pipeline.errors import HindsightError, InvalidTurn, InvalidValue, NotFound, RetryableError
+from pipeline.errors import (
+    Forbidden,
+    HindsightError,
+    InvalidTurn,
+    InvalidValue,
+    NotFound,
+    RetryableError,
+    Unauthenticated,
+)
 from pipeline.logging import get_logger
 
 log = get_logger(__name__)
@@ -36,6 +44,16 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(Unauthenticated)
+    async def unauthenticated(request: Request, exc: Unauthenticated) -> Response:
+        if request.url.path.startswith("/ui") and request.method == "GET":
+            return RedirectResponse("/ui/login", status_code=303)  # a browser: to the key form
+        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(Forbidden)
+    async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=403)
 
     @app.exception_handler(RetryableError)
     async def unavailable(_: Request, exc: RetryableError) -> JSONResponse:

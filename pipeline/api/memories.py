@@ -10,6 +10,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref
+from pipeline.api.auth import Caller, guard
+from pipeline.authz import may_see_status, readable
 from pipeline.errors import InvalidTurn, NotFound
 from pipeline.validation import parse_ts
 
@@ -62,9 +64,10 @@ MEMORY_EXAMPLE = {
         }
     },
 )
-def list_scopes(deps: Deps) -> dict[str, Any]:
-    """Every (agent_id, user_id) with memories, most recently active first."""
-    return {"scopes": InspectStore(deps.repo.engine).scopes()}
+def list_scopes(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """Every (agent_id, user_id) with memories the caller may read, most recently active first."""
+    scopes = InspectStore(deps.repo.engine).scopes()
+    return {"scopes": [s for s in scopes if readable(caller, s["agent_id"])]}
 
 
 @router.get(
@@ -81,6 +84,7 @@ def list_scopes(deps: Deps) -> dict[str, Any]:
 )
 def list_memories(
     deps: Deps,
+    caller: Caller,
     agent_id: AgentId,
     user_id: UserId,
     kind: Literal["episode", "semantic"] | None = None,
@@ -98,6 +102,9 @@ def list_memories(
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> dict[str, Any]:
     """Memories of one scope, newest first, with filters; page on with `offset=next_offset`."""
+    guard(caller, agent_id, user_id, "read")
+    if not may_see_status(caller, status):
+        guard(caller, None, None, "admin")  # 403: quarantined turns are for operators
     f = MemoryFilter(
         agent_id=agent_id,
         user_id=user_id,
@@ -143,11 +150,14 @@ def list_memories(
         },
     },
 )
-def get_memory(deps: Deps, memory_id: str, agent_id: AgentId, user_id: UserId) -> dict[str, Any]:
+def get_memory(
+    deps: Deps, caller: Caller, memory_id: str, agent_id: AgentId, user_id: UserId
+) -> dict[str, Any]:
     """One memory: quality breakdown, weight, status, provenance and the fact versions its turns support."""
+    guard(caller, agent_id, user_id, "read")
     kind, ref = memory_ref(memory_id)
     memory = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
-    if memory is None:
+    if memory is None or not may_see_status(caller, memory["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
     return memory
 
@@ -155,6 +165,7 @@ def get_memory(deps: Deps, memory_id: str, agent_id: AgentId, user_id: UserId) -
 @router.get("/v1/reviews")
 def list_reviews(
     deps: Deps,
+    caller: Caller,
     agent_id: Annotated[str | None, Query(max_length=200)] = None,
     user_id: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -163,6 +174,7 @@ def list_reviews(
     """The review audit log, newest first: trigger, counts, per-step timings and the worker that ran it."""
     if (agent_id is None) != (user_id is None):
         raise InvalidTurn("agent_id and user_id: give both or neither")
+    guard(caller, agent_id, user_id, "read")  # no scope = every scope's log: operators only
     rows = InspectStore(deps.repo.engine).reviews(
         agent_id=agent_id, user_id=user_id, limit=limit, before_id=before_id
     )
@@ -172,12 +184,15 @@ def list_reviews(
 @router.get("/v1/dead-letters")
 def list_dead_letters(
     deps: Deps,
+    caller: Caller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     before: Annotated[
         str | None, Query(description="the last id of the previous page", examples=["1764535267000-0"])
     ] = None,
 ) -> dict[str, Any]:
-    """Entries the scheduler rejected (read-only), newest first, each with the reason."""
+    """Entries the scheduler rejected (read-only), newest first, each with the reason (operators only:
+    a dead letter is any agent's raw input)."""
+    guard(caller, None, None, "admin")
     if before is not None and not STREAM_ID.match(before):
         raise InvalidTurn(f"before: expected a stream id like '1764535267000-0', got {before[:40]!r}")
     letters, total = read_dead_letters(

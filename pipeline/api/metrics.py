@@ -26,7 +26,7 @@ from pipeline.adapters.postgres.metrics_sql import (
     DURATION_BUCKETS_S,
     SIZE_BUCKETS,
     ReviewMetrics,
-    read_review_metrics,
+    ReviewMetricsReader,
 )
 from pipeline.errors import HindsightError
 from pipeline.logging import get_logger
@@ -59,6 +59,7 @@ def _buckets(bounds: tuple[float, ...], counts: tuple[int, ...]) -> list[tuple[s
 class PipelineCollector(Collector):
     def __init__(self, deps: Any) -> None:
         self.deps = deps
+        self._reviews = ReviewMetricsReader(deps.repo.engine)
 
     def collect(self) -> Iterator[Any]:
         up = GaugeMetricFamily(
@@ -71,7 +72,7 @@ class PipelineCollector(Collector):
             log.warning("metrics.redis_unavailable", error=str(exc)[:200])
             up.add_metric(["redis"], 0)
         try:
-            yield from self._postgres(read_review_metrics(self.deps.repo.engine))
+            yield from self._postgres(self._reviews.read())
             up.add_metric(["postgres"], 1)
         except HindsightError as exc:
             log.warning("metrics.postgres_unavailable", error=str(exc)[:200])

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from pipeline.adapters.postgres.quarantine_sql import MAX_LIST, QuarantineStore
+from pipeline.api.auth import Caller, guard
 from pipeline.errors import InvalidTurn
 from pipeline.validation import utcnow
 
@@ -21,7 +22,10 @@ class QuarantineDecision(BaseModel):
     actor: str = Field("api", min_length=1, max_length=200)
 
 
-def _store(request: Request) -> QuarantineStore:
+def _store(request: Request, caller: Caller) -> QuarantineStore:
+    # The queue is for a person to work through: operators only, agents never see what was quarantined
+    # (it is, by the detector's verdict, an instruction aimed at them).
+    guard(caller, None, None, "admin")
     # Built per request from the repository's engine: a sessionmaker costs nothing, and ApiDeps stays as it is.
     return QuarantineStore(request.app.state.deps.repo.engine)
 

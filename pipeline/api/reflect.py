@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from pipeline import reflect as reflect_use_case
 from pipeline.adapters.llm import make_client
 from pipeline.api import working_memory
+from pipeline.api.auth import Caller, guard
 from pipeline.llm_tasks import JSONCompleter
 from pipeline.validation import parse_ts
 
@@ -41,9 +42,10 @@ def _llm(request: Request, deps: ApiDeps) -> JSONCompleter | None:
 
 
 @router.post("/v1/reflect")
-def post_reflect(request: Request, body: ReflectRequest) -> dict[str, Any]:
+def post_reflect(request: Request, caller: Caller, body: ReflectRequest) -> dict[str, Any]:
     """Evidence (current facts, superseded versions, related memories, working memory) and, with an LLM
     configured, its review of that evidence against the goal."""
+    guard(caller, body.agent_id, body.user_id, "read")
     deps: ApiDeps = request.app.state.deps
     as_of = parse_ts(body.as_of, field_name="as_of") if body.as_of else None
     current = deps.repo.facts(body.agent_id, body.user_id, as_of=as_of)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -16,11 +17,14 @@ from fastapi.templating import Jinja2Templates
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref, run_recall
-from pipeline.errors import NotFound
+from pipeline.api.auth import COOKIE, Caller, KeyResolver, guard
+from pipeline.authz import may_see_status, readable
+from pipeline.errors import NotFound, Unauthenticated
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
 router = APIRouter(prefix="/ui", include_in_schema=False)
+login_router = APIRouter(prefix="/ui", include_in_schema=False)  # open: where a browser gets its key in
 PAGE = 50
 QUALITY_KEYS = ("density", "timeliness", "uniqueness", "actionability")
 # Keys of a recall result that are the result itself, not a part of its score.
@@ -54,13 +58,43 @@ def _page(request: Request, name: str, **context: Any) -> HTMLResponse:
     return templates.TemplateResponse(request, name, {"quality_keys": QUALITY_KEYS, **context})
 
 
+@login_router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, key: Annotated[str | None, Query(max_length=300)] = None) -> HTMLResponse:
+    """The key form; `?key=` signs in directly (a link an operator hands out), then drops it from the URL."""
+    if key:
+        return _sign_in(request, key)
+    return _page(request, "login.html", error=None)
+
+
+@login_router.post("/login", response_class=HTMLResponse)
+async def login_form(request: Request) -> HTMLResponse:
+    # A urlencoded form parsed by hand: one field does not justify the python-multipart dependency.
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    return _sign_in(request, (form.get("key") or [""])[0])
+
+
+def _sign_in(request: Request, key: str) -> HTMLResponse:
+    resolver: KeyResolver | None = request.app.state.key_resolver
+    if resolver is None:
+        return RedirectResponse("/ui", status_code=303)  # type: ignore[return-value]
+    try:
+        resolver.resolve(key)
+    except Unauthenticated as exc:
+        return templates.TemplateResponse(
+            request, "login.html", {"error": str(exc), "quality_keys": QUALITY_KEYS}, status_code=401
+        )
+    response = RedirectResponse("/ui", status_code=303)
+    response.set_cookie(COOKIE, key.strip(), path="/ui", httponly=True, samesite="strict")
+    return response  # type: ignore[return-value]
+
+
 @router.get("", response_class=HTMLResponse)
-def home(request: Request, deps: Deps) -> HTMLResponse:
-    stats = deps.repo.stats()
-    stream = deps.stream.stats(deps.settings.scheduler_group)
-    return _page(
-        request, "home.html", scopes=InspectStore(deps.repo.engine).scopes(), stats=stats, stream=stream
-    )
+def home(request: Request, deps: Deps, caller: Caller) -> HTMLResponse:
+    scopes = [s for s in InspectStore(deps.repo.engine).scopes() if readable(caller, s["agent_id"])]
+    # Deployment-wide counts are for operators; an agent's key sees only its scopes.
+    stats = deps.repo.stats() if caller.is_admin else None
+    stream = deps.stream.stats(deps.settings.scheduler_group) if caller.is_admin else None
+    return _page(request, "home.html", scopes=scopes, stats=stats, stream=stream)
 
 
 @router.get("/", include_in_schema=False)
@@ -72,6 +106,7 @@ def home_slash() -> RedirectResponse:
 def scope(
     request: Request,
     deps: Deps,
+    caller: Caller,
     agent_id: Annotated[str, Query(min_length=1, max_length=200)],
     user_id: Annotated[str, Query(min_length=1, max_length=200)],
     kind: Text = None,
@@ -80,6 +115,9 @@ def scope(
     q: Annotated[str | None, Query(max_length=4000)] = None,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> HTMLResponse:
+    guard(caller, agent_id, user_id, "read")
+    if not may_see_status(caller, status or None):
+        guard(caller, None, None, "admin")
     store = InspectStore(deps.repo.engine)
     f = MemoryFilter(
         agent_id=agent_id,
@@ -116,13 +154,15 @@ def scope(
 def memory(
     request: Request,
     deps: Deps,
+    caller: Caller,
     memory_id: str,
     agent_id: Annotated[str, Query(min_length=1)],
     user_id: Annotated[str, Query(min_length=1)],
 ) -> HTMLResponse:
+    guard(caller, agent_id, user_id, "read")
     kind, ref = memory_ref(memory_id)
     found = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
-    if found is None:
+    if found is None or not may_see_status(caller, found["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
     return _page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
 
@@ -131,11 +171,13 @@ def memory(
 def fact_chain(
     request: Request,
     deps: Deps,
+    caller: Caller,
     agent_id: Annotated[str, Query(min_length=1)],
     user_id: Annotated[str, Query(min_length=1)],
     entity: Annotated[str, Query(min_length=1)],
     attribute: Annotated[str, Query(min_length=1)],
 ) -> HTMLResponse:
+    guard(caller, agent_id, user_id, "read")
     versions = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, history=True)
     if not versions:
         raise NotFound(
@@ -156,8 +198,10 @@ def fact_chain(
 def reviews(
     request: Request,
     deps: Deps,
+    caller: Caller,
     before_id: Annotated[int | None, Query(ge=1)] = None,
 ) -> HTMLResponse:
+    guard(caller, None, None, "admin")  # every scope's log
     rows = InspectStore(deps.repo.engine).reviews(
         agent_id=None, user_id=None, limit=PAGE, before_id=before_id
     )
@@ -167,6 +211,7 @@ def reviews(
 
 
 @router.get("/dead", response_class=HTMLResponse)
-def dead_letters(request: Request, deps: Deps) -> HTMLResponse:
+def dead_letters(request: Request, deps: Deps, caller: Caller) -> HTMLResponse:
+    guard(caller, None, None, "admin")
     letters, total = read_dead_letters(deps.stream.client, deps.settings.stream_dead, count=PAGE)
     return _page(request, "dead.html", letters=letters, total=total)

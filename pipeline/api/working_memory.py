@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
+from pipeline.api.auth import Caller, guard
 from pipeline.validation import utcnow
 from pipeline.working_memory import parse_change
 
@@ -62,14 +63,20 @@ class WorkingMemoryChange(BaseModel):
 
 
 @router.get(PATH)
-def get_working_memory(deps: Deps, session_id: str, agent_id: Id, user_id: Id) -> dict[str, Any]:
+def get_working_memory(
+    deps: Deps, caller: Caller, session_id: str, agent_id: Id, user_id: Id
+) -> dict[str, Any]:
     """The session's working memory (empty, with `expires_in_s` null, when none is stored or it expired)."""
+    guard(caller, agent_id, user_id, "read")
     return state_json(deps, agent_id, user_id, session_id)
 
 
 @router.patch(PATH)
-def change_working_memory(deps: Deps, session_id: str, body: WorkingMemoryChange) -> dict[str, Any]:
+def change_working_memory(
+    deps: Deps, caller: Caller, session_id: str, body: WorkingMemoryChange
+) -> dict[str, Any]:
     """Merge a change into the session's working memory and restart its TTL."""
+    guard(caller, body.agent_id, body.user_id, "write")
     wm = store(deps)
     change = parse_change(
         task=body.task,
@@ -83,5 +90,8 @@ def change_working_memory(deps: Deps, session_id: str, body: WorkingMemoryChange
 
 
 @router.delete(PATH)
-def clear_working_memory(deps: Deps, session_id: str, agent_id: Id, user_id: Id) -> dict[str, Any]:
+def clear_working_memory(
+    deps: Deps, caller: Caller, session_id: str, agent_id: Id, user_id: Id
+) -> dict[str, Any]:
+    guard(caller, agent_id, user_id, "write")
     return {"session_id": session_id, "deleted": store(deps).delete(agent_id, user_id, session_id)}

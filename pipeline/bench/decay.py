@@ -514,6 +514,17 @@ def run_decay_bench(
     return rounds
 
 
+def figures(rounds: Sequence[Round], rows: int) -> dict[str, float]:
+    """Seconds of pass (a), the reference UPDATE (c) and the steady pass (s) per chunk, and the target."""
+    out: dict[str, float] = {"rows": float(rows), "target_s": TARGET_S * rows / 1_000_000}
+    for r in rounds:
+        out[f"full_s_{r.chunk}"] = r.full.seconds
+        out[f"reference_s_{r.chunk}"] = r.reference.seconds
+        out[f"steady_s_{r.chunk}"] = r.steady.seconds
+        out[f"ratio_{r.chunk}"] = r.ratio
+    return out
+
+
 def verdict_lines(rounds: Sequence[Round], rows: int) -> list[str]:
     out = []
     for r in rounds:

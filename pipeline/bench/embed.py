@@ -37,6 +37,8 @@ THREADS = (1, 2)
 TOP_K = 10
 TARGET_SPEEDUP = 2.0
 TARGET_AGREEMENT = 0.99
+# Torch at one thread over these batch sizes, in the same rounds: why the default is small.
+BATCH_SIZES = (4, 8, 16, 32, 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,7 @@ class EmbedResult:
     load_after: tuple[float, float, float]
     export_s: dict[str, float]
     startup: dict[str, tuple[float, float]]  # backend -> (s to first vector in a new process, peak RSS MB)
+    batch_timings: dict[int, Timing] = field(default_factory=dict)  # torch, 1 thread, by batch size
 
     def ratio(self, backend: str, threads: int) -> float:
         return self.timings[(backend, threads)].per_s(self.n) / self.timings[("torch", threads)].per_s(self.n)
@@ -121,6 +124,19 @@ class EmbedResult:
     def cpu_ratio(self, backend: str, threads: int) -> float:
         mine = self.timings[(backend, threads)].per_cpu_s(self.n)
         return mine / self.timings[("torch", threads)].per_cpu_s(self.n)
+
+    @property
+    def figures(self) -> dict[str, float]:
+        """`{backend}_t{threads}_per_s` / `_per_cpu_s` / `_cpu_ratio`, and `{backend}_agreement` (top-10)."""
+        out: dict[str, float] = {}
+        for (backend, threads), timing in self.timings.items():
+            key = f"{backend}_t{threads}"
+            out[f"{key}_per_s"] = timing.per_s(self.n)
+            out[f"{key}_per_cpu_s"] = timing.per_cpu_s(self.n)
+            out[f"{key}_cpu_ratio"] = self.cpu_ratio(backend, threads)
+        for backend, (agree, lo, _mean) in self.agreement.items():
+            out[f"{backend}_agreement"], out[f"{backend}_min_cosine"] = agree, lo
+        return out
 
 
 class _TorchAt:
@@ -134,6 +150,24 @@ class _TorchAt:
 
         torch.set_num_threads(self.threads)
         return self.embedder.embed(texts)
+
+
+class _TorchBatch:
+    """Torch at one thread and a given batch size (the model is shared, only `encode`'s batch differs)."""
+
+    def __init__(self, embedder: SentenceTransformerEmbedder, batch_size: int) -> None:
+        self.embedder, self.batch_size = embedder, batch_size
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        import torch
+
+        torch.set_num_threads(1)
+        model: Any = self.embedder.model()
+        return np.asarray(
+            model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            )
+        )
 
 
 def _timed(embed: Callable[[Sequence[str]], Vector], texts: Sequence[str], timing: Timing) -> None:
@@ -202,8 +236,16 @@ def startup_cost(settings: Settings, backend: str) -> tuple[float, float]:
 
 
 def run_embed_bench(
-    settings: Settings, *, n: int, rounds: int, data: Path, write: bool, console: Console
+    settings: Settings,
+    *,
+    n: int,
+    rounds: int,
+    data: Path,
+    write: bool,
+    console: Console,
+    conversations: int | None = None,
 ) -> EmbedResult:
+    """`conversations` limits the agreement check to the first few (the suite's quick size)."""
     groups = load_labelled(data)
     turns = [t for g in groups for t in g.turns]
     if len(turns) < n:
@@ -215,17 +257,25 @@ def run_embed_bench(
     for e in embedders.values():  # first calls allocate; keep them off the clock
         e.embed(texts[:64])
     timings = {key: Timing() for key in embedders}
+    by_batch = {bs: _TorchBatch(embedders[("torch", 1)].embedder, bs) for bs in BATCH_SIZES}
+    batch_timings = {bs: Timing() for bs in BATCH_SIZES}
     for r in range(rounds):
         keys = list(embedders) if r % 2 == 0 else list(reversed(embedders))
         for key in keys:
             _timed(embedders[key].embed, texts, timings[key])
             console.print(f"round {r + 1}/{rounds} {key[0]} x{key[1]}: {n / timings[key].wall_s[-1]:.0f}/s")
+        for bs in BATCH_SIZES if r % 2 == 0 else reversed(BATCH_SIZES):
+            _timed(by_batch[bs].embed, texts, batch_timings[bs])
+            console.print(
+                f"round {r + 1}/{rounds} torch x1 batch {bs}: {n / batch_timings[bs].wall_s[-1]:.0f}/s"
+            )
 
     # Agreement: every turn and question, each backend at 2 threads.
+    checked = groups[:conversations] if conversations else groups
     vectors: dict[str, list[tuple[Vector, Vector]]] = {}
     for backend in BACKENDS:
         e = embedders[(backend, max(THREADS))]
-        vectors[backend] = [(e.embed(list(g.questions)), e.embed(list(g.turns))) for g in groups]
+        vectors[backend] = [(e.embed(list(g.questions)), e.embed(list(g.turns))) for g in checked]
     agreement: dict[str, tuple[float, float, float]] = {}
     ref = vectors["torch"]
     ref_all = np.concatenate([np.concatenate([q, c]) for q, c in ref])
@@ -240,12 +290,13 @@ def run_embed_bench(
         rounds=rounds,
         timings=timings,
         agreement=agreement,
-        queries=sum(len(g.questions) for g in groups),
-        corpus=sum(len(g.turns) for g in groups),
+        queries=sum(len(g.questions) for g in checked),
+        corpus=sum(len(g.turns) for g in checked),
         load_before=load_before,
         load_after=os.getloadavg(),
         export_s=export_s,
         startup=startup,
+        batch_timings=batch_timings,
     )
     _print(console, result)
     if write:
@@ -281,6 +332,21 @@ def report_lines(r: EmbedResult) -> list[str]:
     ]
     for name, (agree, lo, mean) in r.agreement.items():
         lines.append(f"| {name} | {agree:.4f} | {lo:.4f} | {mean:.5f} |")
+    if r.batch_timings:
+        lines += [
+            "",
+            "Batch size (torch, 1 thread, same texts and rounds): each batch is padded to its longest text and "
+            "attention grows with the square of that width, so on CPU small batches win; the default "
+            f"(`embedding.batch_size`) is {r.batch_size}.",
+            "",
+            "| batch size | sentences/s | × batch 64 | sentences per CPU s |",
+            "|---:|---:|---:|---:|",
+        ]
+        ref = r.batch_timings[max(r.batch_timings)].per_s(r.n)
+        for bs, timing in sorted(r.batch_timings.items()):
+            lines.append(
+                f"| {bs} | {timing.per_s(r.n):.0f} | {timing.per_s(r.n) / ref:.2f} | {timing.per_cpu_s(r.n):.0f} |"
+            )
     verdicts = []
     for b in BACKENDS[1:]:
         # Per CPU second: on a shared machine wall time mostly measures the neighbours.
@@ -327,3 +393,5 @@ def _print(console: Console, r: EmbedResult) -> None:
     console.print(table)
     for name, (agree, lo, mean) in r.agreement.items():
         console.print(f"{name}: top-{TOP_K} agreement {agree:.4f}, cosine min {lo:.4f} mean {mean:.5f}")
+    for bs, timing in sorted(r.batch_timings.items()):
+        console.print(f"torch x1 batch {bs}: {timing.per_s(r.n):.0f} sentences/s")

@@ -92,6 +92,17 @@ def _stored_fingerprint(engine: Any) -> str | None:
         return conn.scalar(text("SELECT value FROM bench_fingerprint LIMIT 1"))
 
 
+def _holds_turns(engine: Any, turns: Sequence[LocomoTurn]) -> bool:
+    """Whether the ingested turns are still there: another bench sharing the database may have TRUNCATEd it
+    (`hindsight bench all --database-url`), which leaves the fingerprint table alone."""
+    with engine.connect() as conn:
+        found = conn.scalar(
+            text("SELECT count(*) FROM episodes WHERE agent_id = :a AND turn_id = ANY(:ids)"),
+            {"a": AGENT, "ids": [t.turn_id for t in turns]},
+        )
+    return bool(found)
+
+
 def _store_fingerprint(engine: Any, value: str | None) -> None:
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM bench_fingerprint"))
@@ -315,7 +326,7 @@ def run_locomo_bench(
     engine = make_engine(database_url, pool_size=2)
     try:
         stored = _stored_fingerprint(engine)
-        if reuse and stored == wanted and qdrant_path.exists():
+        if reuse and stored == wanted and qdrant_path.exists() and _holds_turns(engine, turns):
             ingested = Ingested(len(turns), reused=True)
             console.print(f"reusing the ingested state (fingerprint {wanted[:12]})", highlight=False)
         else:
@@ -363,12 +374,25 @@ def run_locomo_bench(
         "all_r10": final.total().at10,
         "tuned_r10": final.total("tuned").at10,
         "held_out_r10": final.total("held-out").at10,
+        **category_figures("floor", tables[0]),
+        **category_figures("pipeline", final),
     }
     if write and not conversations:
         write_section("locomo", "\n".join(lines))
     elif write:
         console.print("[yellow]a subset of conversations: BENCHMARKS.md left as it was[/yellow]")
     return result
+
+
+def category_figures(prefix: str, table: Table) -> dict[str, float]:
+    """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions, and
+    for `all` of them."""
+    out: dict[str, float] = {}
+    for c, name in [*CATEGORIES.items(), (None, "all")]:
+        s = table.total(category=c)
+        if s.n:
+            out[f"{prefix}_r5_{name}"], out[f"{prefix}_r10_{name}"] = s.at5, s.at10
+    return out
 
 
 def report_lines(r: LocomoResult) -> list[str]:

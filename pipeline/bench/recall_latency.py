@@ -55,6 +55,18 @@ class LatencyResult:
     def ratio(self) -> float:
         return self.p(self.recall_ms, 95) / self.p(self.floor_ms, 95)
 
+    @property
+    def figures(self) -> dict[str, float]:
+        return {
+            "memories": float(self.n),
+            "queries": float(self.queries),
+            "floor_p50_ms": self.p(self.floor_ms, 50),
+            "floor_p95_ms": self.p(self.floor_ms, 95),
+            "recall_p50_ms": self.p(self.recall_ms, 50),
+            "recall_p95_ms": self.p(self.recall_ms, 95),
+            "ratio_p95": self.ratio,
+        }
+
 
 def _fill(
     engine: object, index: object, texts: list[str], vectors: np.ndarray, n: int, console: Console
@@ -155,6 +167,8 @@ def run_recall_bench(
         raise ConfigError(f"the recall bench writes 100k rows into {database_url!r}: use a bench database")
     upgrade(database_url)
     turns, questions = parse(json.loads(data.read_text()))
+    # A scope smaller than LoCoMo (the suite's quick size) needs only its first n texts embedded.
+    turns = turns[:n]
     texts = [t.content for t in turns]
     embedder = SentenceTransformerEmbedder(settings.embedding.model_copy(update={"torch_threads": 1}))
     embedder.warm_up()

@@ -577,7 +577,7 @@ def embed_groups(texts: Sequence[str], batch_size: int) -> list[list[str]]:
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 
-def run_batching(b: Bench, corpus: Corpus, episodes: int) -> BatchingResult:
+def run_batching(b: Bench, corpus: Corpus, episodes: int, rounds: int = BATCH_ROUNDS) -> BatchingResult:
     b.reset()
     texts, _ = fill(corpus, episodes + 2 * TAIL)
     vectors, _ = cached_embeddings(
@@ -585,10 +585,10 @@ def run_batching(b: Bench, corpus: Corpus, episodes: int) -> BatchingResult:
     )
     # The same 100 texts on both sides, with the vectors the cache holds for them.
     items, item_vectors = texts[2 * TAIL : 2 * TAIL + BATCH_N], vectors[2 * TAIL : 2 * TAIL + BATCH_N]
-    result = BatchingResult(len(items), BATCH_ROUNDS)
+    result = BatchingResult(len(items), rounds)
     sentences = [u.content for u in items]
     b.embedder.embed(sentences[:10])  # the first call after loading is slow; neither side should pay it
-    for r in range(BATCH_ROUNDS):
+    for r in range(rounds):
         t0 = time.perf_counter()
         b.embedder.embed(sentences)
         result.raw_one_ms += _ms(t0)
@@ -1075,6 +1075,7 @@ def run_review_bench(
     parts: Sequence[str],
     write: bool,
     console: Console,
+    batch_rounds: int = BATCH_ROUNDS,
 ) -> dict[str, float]:
     # The scheduler thread logs every dispatch at INFO: the bench's output is its tables.
     configure_logging("WARNING", settings.log_json)
@@ -1092,7 +1093,7 @@ def run_review_bench(
         return full_lines(full)
 
     def do_batching() -> list[str]:
-        r = run_batching(b, corpus, episodes)
+        r = run_batching(b, corpus, episodes, batch_rounds)
         figures.update(
             batch_ratio_embed=r.ratio(False), batch_ratio_stored=r.ratio(True), raw_ratio=r.raw_ratio
         )
@@ -1102,6 +1103,7 @@ def run_review_bench(
         nonlocal e2e
         e2e = run_e2e(b, corpus, turns)
         figures.update(e2e_turns_per_s=e2e.turns_per_s, e2e_raw_per_s=e2e.raw_per_s, e2e_ratio=e2e.ratio)
+        figures.update({f"e2e_stage_{k}_ms": v for k, v in e2e.stages_ms.items()})
         return e2e_lines(e2e)
 
     steps: list[tuple[str, Callable[[], list[str]]]] = [

@@ -21,18 +21,28 @@ class ApiGateway:
         self.http = httpx.Client(base_url=base_url, timeout=timeout_s, headers=headers)
 
     def call(
-        self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        api_key: str | None = None,
     ) -> dict[str, Any]:
-        """One API call; raises InvalidTurn (4xx input), NotFound, RetryableError (down) or HindsightError."""
+        """One API call; raises InvalidTurn (4xx input), NotFound, RetryableError (down) or HindsightError.
+        `api_key` (a remote MCP client's own) replaces the gateway's key for this call."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         try:
-            response = self.http.request(method, path, params=clean, json=body)
+            response = self.http.request(method, path, params=clean, json=body, headers=headers)
         except httpx.TransportError as exc:
             raise RetryableError(f"the Hindsight API at {self.base_url} is unreachable: {exc}") from exc
         if response.status_code == 404:
             raise NotFound(_detail(response))
         if response.status_code in (400, 413, 422):
             raise InvalidTurn(_detail(response))
+        if response.status_code in (401, 403):
+            raise HindsightError(f"access denied ({response.status_code}): {_detail(response)}")
         if response.status_code >= 500:
             raise RetryableError(f"the Hindsight API failed ({response.status_code}): {_detail(response)}")
         if response.status_code >= 400:

@@ -14,7 +14,9 @@ from pipeline.mcp.server import build_server
 
 
 def run_mcp(settings: Settings, *, transport: Literal["stdio", "http"], host: str, port: int) -> None:
-    gateway = ApiGateway(settings.api_url)
+    # The MCP server speaks for whoever holds its key (HINDSIGHT_API_KEY): the API enforces what it may do.
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    gateway = ApiGateway(settings.api_url, api_key=key)
     server = build_server(gateway)
     try:
         if transport == "stdio":

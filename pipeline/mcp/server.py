@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
@@ -38,14 +38,35 @@ K = Annotated[int, Field(ge=1, le=100, description="how many results")]
 
 
 def caller_scope(agent_id: str, user_id: str, *, api_key: str | None = None) -> tuple[str, str]:
-    """The (agent_id, user_id) scope this call may touch.
+    """The (agent_id, user_id) scope this call names.
 
-    The seam for API keys (a later issue): today there are none (the embedded localhost default needs
-    none) and the flat parameters are the scope. With keys, this is the one function that maps the
-    caller's key to the scopes it may use and raises for any other.
+    The flat parameters are the scope; what the caller may do with it is decided by the HTTP API, which
+    this server calls with its own key (HINDSIGHT_API_KEY, pipeline/mcp/run.py): one place enforces the
+    access rules for every client, so none is repeated here. `agent_id` may name the `shared` or
+    `system` space as well as the key's own agent.
     """
     del api_key
     return agent_id, user_id
+
+
+def request_key(ctx: Context | None) -> str | None:
+    """The remote caller's own API key, when the tool call came over streamable HTTP with one
+    (`Authorization: Bearer` or `X-API-Key`): it replaces the server's key for that call, so each remote
+    client acts with its own rights. None over stdio or without a header: the server's key applies."""
+    if ctx is None:
+        return None
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # outside a request
+        return None
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    scheme, _, value = (headers.get("authorization") or "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return str(value.strip())
+    key = headers.get("x-api-key")
+    return str(key).strip() if key else None
 
 
 @contextmanager
@@ -64,6 +85,9 @@ class MemoryTools:
     def __init__(self, gateway: ApiGateway) -> None:
         self.gateway = gateway
 
+    def _call(self, ctx: Context | None, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        return self.gateway.call(method, path, api_key=request_key(ctx), **kwargs)
+
     def memory_write(
         self,
         agent_id: AgentId,
@@ -80,6 +104,7 @@ class MemoryTools:
         turn_id: Annotated[
             str | None, Field(description="your unique id for the turn; made if omitted")
         ] = None,
+        ctx: Context | None = None,
     ) -> results.WriteResult:
         """Remember one conversation turn. Returns once it is queued; review happens in the background."""
         agent_id, user_id = caller_scope(agent_id, user_id)
@@ -95,8 +120,8 @@ class MemoryTools:
             "metadata": metadata,
         }
         with tool_errors():
-            answer = self.gateway.call(
-                "POST", "/v1/turns", body=[{k: v for k, v in turn.items() if v is not None}]
+            answer = self._call(
+                ctx, "POST", "/v1/turns", body=[{k: v for k, v in turn.items() if v is not None}]
             )
         return results.WriteResult(turn_id=answer["turn_ids"][0], accepted=answer["accepted"] == 1)
 
@@ -111,6 +136,7 @@ class MemoryTools:
             str | None, Field(description="adds that session's working memory beside the results")
         ] = None,
         include_cold: bool = False,
+        ctx: Context | None = None,
     ) -> results.RecallResult:
         """The memories most relevant to `query` that are valid now (or at `as_of`), best first."""
         agent_id, user_id = caller_scope(agent_id, user_id)
@@ -124,7 +150,7 @@ class MemoryTools:
             "include_cold": "true" if include_cold else None,
         }
         with tool_errors():
-            return results.RecallResult.model_validate(self.gateway.call("GET", "/v1/recall", params=params))
+            return results.RecallResult.model_validate(self._call(ctx, "GET", "/v1/recall", params=params))
 
     def memory_reflect(
         self,
@@ -136,6 +162,7 @@ class MemoryTools:
         session_id: Annotated[str | None, Field(description="include this session's working memory")] = None,
         k: Annotated[int, Field(ge=1, le=50, description="related memories to consider")] = 10,
         as_of: AsOf = None,
+        ctx: Context | None = None,
     ) -> results.ReflectResult:
         """Review memory against a goal. With an LLM configured: which memories still hold, which to
         correct, insights and suggested updates. Always: the evidence (current facts, superseded versions,
@@ -150,8 +177,8 @@ class MemoryTools:
             "as_of": as_of,
         }
         with tool_errors():
-            answer = self.gateway.call(
-                "POST", "/v1/reflect", body={k_: v for k_, v in body.items() if v is not None}
+            answer = self._call(
+                ctx, "POST", "/v1/reflect", body={k_: v for k_, v in body.items() if v is not None}
             )
             return results.ReflectResult.model_validate(answer)
 
@@ -167,6 +194,7 @@ class MemoryTools:
         status: Annotated[
             Literal["kept", "cold", "forgotten"] | None, Field(description="'kept' undoes a soft forget")
         ] = None,
+        ctx: Context | None = None,
     ) -> results.UpdateResult:
         """Change a memory's weight, tags, core flag or status (audited)."""
         agent_id, user_id = caller_scope(agent_id, user_id)
@@ -176,7 +204,7 @@ class MemoryTools:
                 body[name] = value
         with tool_errors():
             return results.UpdateResult.model_validate(
-                self.gateway.call("PATCH", f"/v1/memories/{_path_id(memory_id)}", body=body)
+                self._call(ctx, "PATCH", f"/v1/memories/{_path_id(memory_id)}", body=body)
             )
 
     def memory_forget(
@@ -188,13 +216,14 @@ class MemoryTools:
         hard: Annotated[
             bool, Field(description="purge it and its traces everywhere (erasure) instead of hiding it")
         ] = False,
+        ctx: Context | None = None,
     ) -> results.ForgetResult:
         """Forget a memory: soft (out of recall, reversible with memory_update status='kept') or hard."""
         agent_id, user_id = caller_scope(agent_id, user_id)
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "hard": hard, "actor": "mcp"}
         with tool_errors():
             return results.ForgetResult.model_validate(
-                self.gateway.call("POST", f"/v1/memories/{_path_id(memory_id)}/forget", body=body)
+                self._call(ctx, "POST", f"/v1/memories/{_path_id(memory_id)}/forget", body=body)
             )
 
     def memory_list(
@@ -206,6 +235,7 @@ class MemoryTools:
         session_id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         offset: Annotated[int, Field(ge=0)] = 0,
+        ctx: Context | None = None,
     ) -> results.MemoryPage:
         """A scope's memories, newest first, filtered by kind, status and session; page with offset."""
         agent_id, user_id = caller_scope(agent_id, user_id)
@@ -219,17 +249,17 @@ class MemoryTools:
             "offset": offset,
         }
         with tool_errors():
-            return results.MemoryPage.model_validate(self.gateway.call("GET", "/v1/memories", params=params))
+            return results.MemoryPage.model_validate(self._call(ctx, "GET", "/v1/memories", params=params))
 
     def memory_session_get(
-        self, agent_id: AgentId, user_id: UserId, session_id: SessionId
+        self, agent_id: AgentId, user_id: UserId, session_id: SessionId, ctx: Context | None = None
     ) -> results.WorkingMemory:
         """The live session's working memory: current task, confirmed slots, pending questions."""
         agent_id, user_id = caller_scope(agent_id, user_id)
         with tool_errors():
             return results.WorkingMemory.model_validate(
-                self.gateway.call(
-                    "GET", _wm_path(session_id), params={"agent_id": agent_id, "user_id": user_id}
+                self._call(
+                    ctx, "GET", _wm_path(session_id), params={"agent_id": agent_id, "user_id": user_id}
                 )
             )
 
@@ -247,6 +277,7 @@ class MemoryTools:
             list[str] | None, Field(description="replaces the open questions")
         ] = None,
         replace: Annotated[bool, Field(description="start from empty instead of merging")] = False,
+        ctx: Context | None = None,
     ) -> results.WorkingMemory:
         """Change the live session's working memory (merged; restarts its expiry)."""
         agent_id, user_id = caller_scope(agent_id, user_id)
@@ -256,17 +287,17 @@ class MemoryTools:
                 body[name] = value
         with tool_errors():
             return results.WorkingMemory.model_validate(
-                self.gateway.call("PATCH", _wm_path(session_id), body=body)
+                self._call(ctx, "PATCH", _wm_path(session_id), body=body)
             )
 
     def memory_session_end(
-        self, agent_id: AgentId, user_id: UserId, session_id: SessionId
+        self, agent_id: AgentId, user_id: UserId, session_id: SessionId, ctx: Context | None = None
     ) -> results.SessionEnded:
         """End the session: it is reviewed now, and its confirmed slots become facts."""
         agent_id, user_id = caller_scope(agent_id, user_id)
         body = {"agent_id": agent_id, "user_id": user_id, "session_id": session_id}
         with tool_errors():
-            answer = self.gateway.call("POST", "/v1/sessions/end", body=body)
+            answer = self._call(ctx, "POST", "/v1/sessions/end", body=body)
         return results.SessionEnded(session_id=session_id, slots_handed_over=answer["slots_handed_over"])
 
 

@@ -34,6 +34,20 @@ from pipeline.validation import encode_event
 from tests.helpers import free_port, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Set by `hindsight bench faults`: only a benchmark run of record rewrites BENCHMARKS.md, not every
+# `make test-faults` (CI, a developer checking a change).
+WRITE_ENV = "HINDSIGHT_BENCH_WRITE"
+
+
+def record(section: str, text: str, path: Path = REPO_ROOT / "BENCHMARKS.md") -> None:
+    """Print a fault scenario's figures; write them to BENCHMARKS.md when run as the benchmark."""
+    print(text)
+    if os.environ.get(WRITE_ENV) == "1":
+        from pipeline.bench.report import write_section
+
+        write_section(section, text, path)
+
+
 DIMENSION = 384
 
 

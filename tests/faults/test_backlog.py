@@ -15,8 +15,7 @@ import httpx
 import pytest
 import redis
 
-from pipeline.bench.report import write_section
-from tests.faults.stack import REPO_ROOT, Role, Stack, Traffic, push
+from tests.faults.stack import Role, Stack, Traffic, push, record
 from tests.helpers import free_port, wait_until
 
 TURNS = 50_000
@@ -119,11 +118,7 @@ def test_backlog_drains_user_turns_first_with_bounded_memory(stack: Stack) -> No
     assert max(rss["worker"]) < WORKER_RSS_LIMIT_MB
     # Bounded, not growing with the backlog: the last samples are no higher than the early ones by much.
     assert rss["worker"][-1] - rss["worker"][len(rss["worker"]) // 4] < 200
-    write_section(
-        "faults-backlog",
-        "## Faults: a 50,000-turn backlog (`make test-faults`)\n\n" + summary,
-        REPO_ROOT / "BENCHMARKS.md",
-    )
+    record("faults-backlog", "## Faults: a 50,000-turn backlog (`hindsight bench faults`)\n\n" + summary)
 
 
 def _stats(port: int, api: Role) -> dict[str, Any]:

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.bench.report import write_section
-from tests.faults.stack import REPO_ROOT, Stack, Traffic, push
+from tests.faults.stack import Stack, Traffic, push, record
 
 TURNS = 10_000
 MIN_KILLS = 20
@@ -84,9 +83,4 @@ def test_sigkill_storm_loses_and_doubles_nothing(stack: Stack) -> None:
         f"missing/orphan, 0 overlapping fact intervals. Load average {Path('/proc/loadavg').read_text().split()[:3]} "
         "(2 cores, shared)."
     )
-    print(summary)
-    write_section(
-        "faults-sigkill",
-        "## Faults: SIGKILL storm (`make test-faults`)\n\n" + summary,
-        REPO_ROOT / "BENCHMARKS.md",
-    )
+    record("faults-sigkill", "## Faults: SIGKILL storm (`hindsight bench faults`)\n\n" + summary)

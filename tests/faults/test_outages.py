@@ -19,8 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.bench.report import write_section
-from tests.faults.stack import REPO_ROOT, Role, Servers, Stack, Traffic, push
+from tests.faults.stack import REPO_ROOT, Role, Servers, Stack, Traffic, push, record
 from tests.helpers import free_port, wait_until
 from tests.llm_stub import Reply, StubLLM
 
@@ -205,7 +204,7 @@ def test_zz_pipeline_whole_after_all_faults(live: Stack) -> None:
     live.assert_index_agrees()
     live.roles["indexer"].start()
     lines = [
-        "## Faults: recovery from outages (`make test-faults`)",
+        "## Faults: recovery from outages (`hindsight bench faults`)",
         "",
         "Fault recovery (`pytest tests/faults/test_outages.py`): private embedded PostgreSQL and Redis (AOF),",
         "real `hindsight worker` (1), `scheduler`, `indexer --embedded` and `beat` processes, LLM at tests/llm_stub.py.",
@@ -221,5 +220,5 @@ def test_zz_pipeline_whole_after_all_faults(live: Stack) -> None:
     lines.append(
         f"Load average at the end: {Path('/proc/loadavg').read_text().split()[:3]} (2 cores, shared)."
     )
-    write_section("faults", "\n".join(lines), REPO_ROOT / "BENCHMARKS.md")
+    record("faults", "\n".join(lines))
     assert len(recoveries) == 5, recoveries

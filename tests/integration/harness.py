@@ -49,7 +49,7 @@ WORKER_ENV = {
     "HINDSIGHT_LOG_JSON": "true",
 }
 
-TABLES = "memory_audit, reviews, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
+TABLES = "api_keys, memory_audit, reviews, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
 
 
 def make_settings(tmp: Path, **overrides: object) -> Settings:

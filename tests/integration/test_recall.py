@@ -129,4 +129,4 @@ def test_recall_never_returns_another_scopes_memories(stack: Stack) -> None:
             assert {t for r in results for t in r["source_turn_ids"]} <= own, (user, q)
     assert _recall(stack, "violin lesson", "carol") == []
     response = stack.api.get("/v1/recall", params={"q": "violin", "agent_id": "agent-b", "user_id": "ana"})
-    assert response.json() == {"results": []}
+    assert response.json() == {"results": [], "space": "private"}

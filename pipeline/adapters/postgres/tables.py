@@ -267,6 +267,23 @@ class IndexOutbox(Base):
     __table_args__ = (Index("ix_outbox_ref", "kind", "ref_id"),)
 
 
+class ApiKey(Base):
+    """An API key: the agent it speaks for and its permissions. Only a SHA-256 of the secret is kept;
+    `prefix` (shown in lists, used to revoke) is the lookup key."""
+
+    __tablename__ = "api_keys"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    secret_sha256: Mapped[str] = mapped_column(String(64))
+    agent_id: Mapped[str] = mapped_column(Text)
+    can_write_shared: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    is_admin: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(TS)
+    last_used_at: Mapped[datetime | None] = mapped_column(TS)
+
+
 # Core handles for set-based SQL in the repository (typed as Table, which __table__ is at run time).
 batches = cast(Table, Batch.__table__)
 episodes = cast(Table, Episode.__table__)
@@ -277,3 +294,4 @@ semantic_memories = cast(Table, SemanticMemory.__table__)
 semantic_members = cast(Table, SemanticMember.__table__)
 index_outbox = cast(Table, IndexOutbox.__table__)
 memory_audit = cast(Table, MemoryAudit.__table__)
+api_keys = cast(Table, ApiKey.__table__)

@@ -122,6 +122,12 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     assert samples[("hindsight_scrape_up", (("source", "postgres"),))] == 1
     assert samples[("hindsight_scrape_up", (("source", "redis"),))] == 1
 
+    # The Python client: the superseded Porto turn comes back only when history is asked for, flagged.
+    current = live.client.recall("Porto", agent_id=AGENT, user_id=USER)
+    assert all("t-porto" not in h.source_turn_ids for h in current)
+    past = live.client.recall("Porto", agent_id=AGENT, user_id=USER, history=True)
+    assert [h.superseded for h in past if "t-porto" in h.source_turn_ids] == [True]
+
     # The CLI's read commands print the same documents (through the same socket).
     cli = _cli(live, "memories", "--agent", AGENT, "--user", USER, "--contains", "lisbon", "--json")
     assert [m["source_turn_ids"] for m in cli["memories"]] == [["t-lisbon"]]
