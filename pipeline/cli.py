@@ -737,6 +737,52 @@ def bench_recall(
     )
 
 
+@bench_app.command("month", epilog=example("hindsight bench month --days 3 --turns-per-day 300 --no-write"))
+def bench_month(
+    days: Annotated[int, typer.Option(min=1, help="simulated days")] = 30,
+    turns_per_day: Annotated[int, typer.Option(min=10, help="turns the agent serves a day")] = 1000,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    review_database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_MONTH_REVIEW_DATABASE_URL",
+            help="disposable database of the reviewed side (TRUNCATEd; default hindsight_bench_month_review)",
+        ),
+    ] = None,
+    raw_database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_MONTH_RAW_DATABASE_URL",
+            help="disposable database of the raw side (TRUNCATEd; default hindsight_bench_month_raw)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_MONTH_REDIS_URL", help="disposable Redis db (FLUSHDBed)"),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of the traffic generator")] = 7,
+    write: Annotated[
+        bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md and docs/bench/month.png")
+    ] = True,
+) -> None:
+    """A simulated month of one agent's traffic with review and decay, against the same traffic stored raw."""
+    from pipeline.bench import month as bench
+    from pipeline.bench.review import DEFAULT_DATA
+
+    bench.run_month_bench(
+        _settings(),
+        days=days,
+        turns_per_day=turns_per_day,
+        data=data or DEFAULT_DATA,
+        review_database_url=review_database_url or bench.REVIEW_DATABASE_URL,
+        raw_database_url=raw_database_url or bench.RAW_DATABASE_URL,
+        redis_url=redis_url or bench.REVIEW_REDIS_URL,
+        seed=seed,
+        write=write,
+        console=out,
+    )
+
+
 @bench_app.command("embed", epilog=example("hindsight bench embed --n 300 --rounds 2 --no-write"))
 def bench_embed(
     n: Annotated[int, typer.Option(min=64, help="LoCoMo turns per throughput measurement")] = 1000,

@@ -10,7 +10,7 @@ from pipeline.adapters.llm import make_client
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
-from pipeline.config import get_settings
+from pipeline.config import ReviewSettings, get_settings
 from pipeline.llm_breaker import BreakerCompleter
 from pipeline.llm_review import ClientReviewLLM
 from pipeline.ports import ReviewLLM, WarmEmbedder
@@ -42,7 +42,11 @@ def review_llm() -> ReviewLLM | None:
 
 @lru_cache(maxsize=1)
 def review_config() -> ReviewConfig:
-    r = get_settings().review
+    return review_config_for(get_settings().review)
+
+
+def review_config_for(r: ReviewSettings) -> ReviewConfig:
+    """The review use case's config from settings (also what `hindsight bench month` reviews with)."""
     return ReviewConfig(
         dedup_threshold=r.dedup_threshold,
         cold_below=r.cold_below,

@@ -35,6 +35,8 @@ Figures = dict[str, float]
 # The bench modules' own defaults, named here so that importing the registry imports none of them.
 LOCOMO_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"  # the review bench's
+MONTH_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_month_review"  # and ..._month_raw
+MONTH_REDIS_URL = "redis://127.0.0.1:6379/5"
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,44 @@ def _target(value: float, met: bool, fmt: str, target: str, label: str) -> Headl
 
 
 # -- the runners: each calls its bench in-process and returns its figures ----------------------------------
+
+
+def _month(ctx: Context, *, days: int, turns_per_day: int) -> Figures:
+    from pipeline.bench.month import RAW_DATABASE_URL, run_month_bench
+
+    figures = run_month_bench(
+        ctx.settings,
+        days=days,
+        turns_per_day=turns_per_day,
+        data=ctx.data,
+        review_database_url=ctx.database_url or MONTH_DB,
+        raw_database_url=ctx.database_url or RAW_DATABASE_URL,
+        redis_url=ctx.redis_url or MONTH_REDIS_URL,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    flat = {k: float(v) for k, v in figures.items() if isinstance(v, int | float)}
+    if figures.get("per_day"):
+        last = figures["per_day"][-1]
+        flat["recall_p95_ms_review"] = float(last["recall_p95_ms_review"])
+        flat["recall_p95_ms_raw"] = float(last["recall_p95_ms_raw"])
+    return flat
+
+
+def _month_headlines(f: Figures) -> list[Headline]:
+    from pipeline.bench.month import ACTIVE_TARGET, RATIO_TARGET
+
+    active, ratio = f["active_review"], f["recall_ratio"]
+    return [
+        _target(
+            active,
+            active <= ACTIVE_TARGET,
+            ",.0f",
+            f"≤ {ACTIVE_TARGET:,}",
+            f"active memories after {f['days']:.0f} days",
+        ),
+        _target(ratio, ratio >= RATIO_TARGET, ".3f", f"≥ {RATIO_TARGET}", "LoCoMo recall@10, review ÷ raw"),
+    ]
 
 
 def _ingest(ctx: Context, *, n: int, rounds: int) -> Figures:
@@ -363,7 +403,17 @@ REGISTRY: tuple[Benchmark, ...] = (
         _faults_headlines,
         locomo=False,
     ),
-    # Benchmark("month", ...),  # placeholder: `bench month` (run_month_bench), being written on its own branch
+    # Two databases (review side, raw side) and a Redis db; an override database holds both sides, each under
+    # its own agent. It draws its own chart (docs/bench/month.png) when it writes.
+    Benchmark(
+        "month",
+        _month,
+        {"days": 3, "turns_per_day": 300},
+        {"days": 30, "turns_per_day": 1000},
+        _month_headlines,
+        database=MONTH_DB,
+        redis=MONTH_REDIS_URL,
+    ),
     # Benchmark("scaling", ...),  # placeholder: `bench scaling` (run_scaling_bench), on its own branch
     # Benchmark("soak", ...),  # placeholder: `bench soak` (run_soak_bench), on its own branch
 )
