@@ -660,11 +660,15 @@ def _backend(value: str | None) -> str | None:
 @bench_app.command("scaling", epilog=example("hindsight bench scaling --turns 3000 --rounds 2"))
 def bench_scaling(
     turns: Annotated[int, typer.Option(min=30, help="LoCoMo turns pushed through the stack per run")] = 3000,
-    rounds: Annotated[int, typer.Option(min=1, help="rounds of (1 worker, 2 workers), order alternating")] = 2,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="rounds of (1 worker, 2 workers), order alternating")
+    ] = 2,
     data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
     database_url: Annotated[
         str | None,
-        typer.Option(help="disposable database instead of a private embedded PostgreSQL (its CPU is then not measured)"),
+        typer.Option(
+            help="disposable database instead of a private embedded PostgreSQL (its CPU is then not measured)"
+        ),
     ] = None,
     redis_url: Annotated[
         str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
@@ -695,7 +699,9 @@ def bench_scaling(
 def bench_soak(
     turns: Annotated[int, typer.Option(min=100, help="turns fed through the stack")] = 200_000,
     workers: Annotated[int, typer.Option(min=1, help="review workers")] = 2,
-    rate: Annotated[float, typer.Option(min=0, help="turns/s to feed; 0 = as fast as the stack drains")] = 0.0,
+    rate: Annotated[
+        float, typer.Option(min=0, help="turns/s to feed; 0 = as fast as the stack drains")
+    ] = 0.0,
     window: Annotated[int, typer.Option(min=100, help="most turns fed but not yet reviewed")] = 3000,
     bad_every: Annotated[
         int, typer.Option(min=0, help="inject one malformed entry per this many turns (0 = none)")

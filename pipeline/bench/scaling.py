@@ -149,7 +149,9 @@ def run_once(
         push_chunks(stack.stream(settings), entries)
         total = warm + len(turns)
         timeout = max(600.0, len(turns) / 2)
-        stack.wait_for(lambda: stack.progress()["reviewed"] >= total, timeout=timeout, what="every turn reviewed")
+        stack.wait_for(
+            lambda: stack.progress()["reviewed"] >= total, timeout=timeout, what="every turn reviewed"
+        )
         run.elapsed_s = time.perf_counter() - t0
         stack.wait_for(lambda: stack.progress()["outbox"] == 0, timeout=timeout, what="the index to catch up")
         run.indexed_s = time.perf_counter() - t0
@@ -223,7 +225,12 @@ def qdrant_micro(points: int, batch: int, searches: int, scopes: int = 50) -> tu
                         IndexPoint(
                             str(uuid.UUID(int=i + 1)),
                             vectors[i],
-                            {"kind": "episode", "ref_id": i, "agent_id": "bench", "user_id": f"u{i % scopes}"},
+                            {
+                                "kind": "episode",
+                                "ref_id": i,
+                                "agent_id": "bench",
+                                "user_id": f"u{i % scopes}",
+                            },
                         )
                         for i in range(start, min(start + batch, points))
                     ]
@@ -413,8 +420,6 @@ def result_lines(r: ScalingResult) -> list[str]:
         "",
         f"First to saturate: **{first}** at **{at:,.0f} turns/s** (~{at / m.per_worker_core:,.0f} worker cores); "
         "past it, shard (docs/scaling.md).",
-        "",
-        f"![scaling](docs/bench/scaling.png)",
     ]
     return lines
 
@@ -507,7 +512,7 @@ def run_scaling_bench(
     print_table(console, lines)
     if write:
         chart(result, chart_path)
-        write_section("scaling", "\n".join(lines))
+        write_section("scaling", "\n".join([*lines, "", "![scaling](docs/bench/scaling.png)"]))
         console.print(f"wrote BENCHMARKS.md (bench:scaling) and {chart_path}")
     return result
 

@@ -203,7 +203,9 @@ class BenchStack:
             while " ready." not in self.log(name):
                 self.check_alive()
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} not ready after {READY_TIMEOUT_S:.0f}s; see {self.roles[name].log_path}")
+                    raise RuntimeError(
+                        f"{name} not ready after {READY_TIMEOUT_S:.0f}s; see {self.roles[name].log_path}"
+                    )
                 time.sleep(0.25)
 
     def worker_names(self) -> list[str]:
@@ -222,7 +224,9 @@ class BenchStack:
 
     def stop_roles(self) -> None:
         # The scheduler first (no new batches), then the workers, then the indexer (it drains last).
-        for name in sorted(self.roles, key=lambda n: ("scheduler", "worker", "indexer").index(n.split("-")[0])):
+        for name in sorted(
+            self.roles, key=lambda n: ("scheduler", "worker", "indexer").index(n.split("-")[0])
+        ):
             child = self.roles[name]
             if child.process is not None and child.process.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
