@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from sqlalchemy import text
 
 from pipeline.bench.report import write_section
 from pipeline.bench.review import (
@@ -67,6 +68,7 @@ class Run:
     workers: int
     round: int
     turns: int
+    reviewed: int = 0  # of the pushed turns (warm-up excluded), counted in PostgreSQL at the end
     elapsed_s: float = 0.0  # first push -> every turn reviewed
     indexed_s: float = 0.0  # first push -> the outbox empty
     cpu_s: dict[str, float] = field(default_factory=dict)  # role group -> CPU seconds over the run
@@ -168,6 +170,14 @@ def run_once(
         progress = stack.progress()
         if progress["episodes"] != total or progress["reviewed"] != total:
             raise RuntimeError(f"expected {total} episodes, all reviewed; got {progress}")
+        with stack.engine.connect() as conn:
+            run.reviewed = int(
+                conn.execute(
+                    text(
+                        "SELECT count(*) FROM episodes WHERE reviewed_at IS NOT NULL AND turn_id LIKE 'scale-%'"
+                    )
+                ).scalar_one()
+            )
     finally:
         stack.stop_roles()
     return run

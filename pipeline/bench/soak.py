@@ -259,11 +259,15 @@ def loss_checks(
     check("stream entries unread or unacked", 0, stats["lag"] + stats["pending"])
     reasons: dict[str, int] = {}
     without_reason = 0
-    for _, fields in stack.redis.xrange(settings.stream_dead):
-        reason = (fields.get(b"reason") or b"").decode(errors="replace")
+    entries: Any = stack.redis.xrange(settings.stream_dead)
+    for _, fields in entries:
+        raw = fields.get(b"reason") or b""
+        reason = (raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)).strip()
         if not reason:
             without_reason += 1
-        reasons[reason.split(":")[0] or "(none)"] = reasons.get(reason.split(":")[0] or "(none)", 0) + 1
+        # "role: must be one of ..." -> "role": the field the reason names
+        key = reason.split(":")[0] or "(none)"
+        reasons[key] = reasons.get(key, 0) + 1
     check("dead letters (injected bad input)", injected, stats["dead_letters"])
     check("dead letters without a reason", 0, without_reason)
     return checks, reasons
