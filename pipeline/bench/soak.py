@@ -71,6 +71,13 @@ class Feed:
         u = self.order[pos]
         return encode_event(_turn(u, f"soak-{i}", i, user=f"{u.conversation}-r{cycle}"))
 
+    def scopes(self, n: int) -> tuple[int, int]:
+        """(cycles through the corpus, distinct scopes) that the first n turns make."""
+        cycles, rest = divmod(n, len(self.order))
+        last = {u.conversation for u in self.order[:rest]}
+        per_cycle = len({u.conversation for u in self.order})
+        return cycles + (1 if rest else 0), cycles * per_cycle + len(last)
+
     def bad(self, k: int) -> tuple[str, dict[str, str]]:
         name, change = BAD_KINDS[k % len(BAD_KINDS)]
         return name, {**self.entry(k), "turn_id": f"bad-{k}", **change}
@@ -104,6 +111,8 @@ class SoakResult:
     injected: int
     embedded: bool
     backend: str
+    cycles: int = 0
+    scopes: int = 0
     elapsed_s: float = 0.0
     samples: list[Sample] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
@@ -299,8 +308,8 @@ def result_lines(r: SoakResult) -> list[str]:
     lines = [
         "## Soak: `hindsight bench soak`",
         "",
-        f"{r.turns:,} LoCoMo turns (conversations replayed as new users: {r.turns // 5000 + 1}+ cycles of 10 "
-        f"scopes) fed {feed}, plus {r.injected} malformed entries, through "
+        f"{r.turns:,} LoCoMo turns (the corpus replayed {r.cycles}× with new user ids: {r.scopes} scopes) "
+        f"fed {feed}, plus {r.injected} malformed entries, through "
         + ("private embedded PostgreSQL and Redis" if r.embedded else "the given PostgreSQL and Redis")
         + f", a scheduler, {r.workers} review workers (solo pool, one {r.backend} thread each) and an indexer "
         f"(in-process Qdrant Edge). Drained in {r.elapsed_s / 60:.1f} min = **{r.turns_per_s:.1f} turns/s**; "
@@ -395,6 +404,7 @@ def run_soak_bench(
     env = {**STACK_ENV, "HINDSIGHT_EMBEDDING__BACKEND": backend}
     stack = BenchStack(scratch_root("hindsight-soak-"), database_url, redis_url, env)
     result = SoakResult(turns, workers, rate, window, 0, False, backend)
+    result.cycles, result.scopes = feed.scopes(turns)
     try:
         console.print("starting the servers and roles ...")
         stack.start_servers(settings)
