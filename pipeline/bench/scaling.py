@@ -349,6 +349,17 @@ def per_turn_costs(runs: Sequence[Run]) -> dict[str, float]:
     return out
 
 
+def stage_shares(runs: Sequence[Run]) -> str:
+    stages: dict[str, float] = {}
+    for run in runs:
+        for k, v in run.stages_ms.items():
+            stages[k] = stages.get(k, 0.0) + v
+    total = sum(stages.values())
+    if not total:
+        return "no reviews logged"
+    return ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(stages.items(), key=lambda kv: -kv[1]))
+
+
 def result_lines(r: ScalingResult) -> list[str]:
     lines = [
         "## Scaling: `hindsight bench scaling`",
@@ -397,6 +408,9 @@ def result_lines(r: ScalingResult) -> list[str]:
         lines.append(f"| {role} | {ms:.2f} | {ms / total:.0%} | {1000 / ms:,.0f} |")
     lines += [
         f"| **all** | **{total:.2f}** | | |",
+        "",
+        "Where a worker's review time goes (its `review.done` stages, summed over the runs; wall time, so a "
+        "stage waiting for a core counts): " + stage_shares(r.runs) + ".",
         "",
         "### Micro-benchmarks (local mode, same machine, same run)",
         "",
@@ -507,8 +521,11 @@ def run_scaling_bench(
             stack, [encode_event(t) for t in bench_turns[:500]], 20_000
         )
         micro.upsert_per_s, micro.search_per_s = qdrant_micro(micro_points, settings.indexer_batch, 500)
-    finally:
+    except BaseException:
         stack.close()
+        console.print(f"[red]failed; logs kept under {stack.root}/logs[/red]")
+        raise
+    stack.close(remove=True)
     result = ScalingResult(
         runs,
         micro,

@@ -419,8 +419,11 @@ def run_soak_bench(
         result.load = (load0, os.getloadavg()[0])
         stack.stop_roles()
         result.checks, result.dead_reasons = loss_checks(stack, settings, turns, result.injected)
-    finally:
+    except BaseException:
         stack.close()
+        console.print(f"[red]failed; logs kept under {stack.root}/logs[/red]")
+        raise
+    stack.close(remove=True)
     result.trends = memory_trends(result.samples)
     lines = result_lines(result)
     print_table(console, lines)

@@ -151,7 +151,8 @@ class BenchStack:
         self.redis.flushdb()
         shutil.rmtree(self.index_path, ignore_errors=True)
 
-    def close(self) -> None:
+    def close(self, *, remove: bool = False) -> None:
+        """Stop everything; `remove` also deletes the scratch directory (kept after a failure, for its logs)."""
         self.stop_roles()
         if self._engine is not None:
             self._engine.dispose()
@@ -159,6 +160,8 @@ class BenchStack:
             self._redis.close()
         for server in reversed(self.servers):
             server.stop()
+        if remove:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     # -- roles -----------------------------------------------------------------------------------
 
