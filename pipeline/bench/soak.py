@@ -39,7 +39,7 @@ from pipeline.validation import encode_event
 
 DOCS_CHART = Path("docs/bench/soak.png")
 CHUNK = 500
-POLL_S = 0.5
+POLL_S = 1.0  # each poll counts 200k rows at the end of a full soak: CPU taken from the workers
 REPORT_S = 30.0  # a progress line this often: a full soak runs for the best part of an hour
 JUDGED = ("scheduler", "worker", "indexer", "redis")  # PostgreSQL's memory is bounded by its own settings
 # A batch per scope at the trigger size, short tails reviewed after 2 s: the policy of a steady stream.
