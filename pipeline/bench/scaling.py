@@ -489,6 +489,7 @@ def run_scaling_bench(
     redis_url: str | None = None,
     backend: str | None = None,
     micro_points: int = 5000,
+    micro_entries: int = 20_000,
     write: bool,
     console: Console,
     chart_path: Path = DOCS_CHART,
@@ -518,7 +519,7 @@ def run_scaling_bench(
         console.rule("[bold]bench scaling: micro-benchmarks")
         micro = Micro(points=micro_points)
         micro.xadd_per_s, micro.xreadgroup_per_s = redis_micro(
-            stack, [encode_event(t) for t in bench_turns[:500]], 20_000
+            stack, [encode_event(t) for t in bench_turns[:500]], micro_entries
         )
         micro.upsert_per_s, micro.search_per_s = qdrant_micro(micro_points, settings.indexer_batch, 500)
     except BaseException:

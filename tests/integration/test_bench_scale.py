@@ -19,7 +19,14 @@ def test_scaling_reviews_every_turn_with_1_and_2_workers_and_costs_come_from_rea
 ) -> None:
     console = Console(record=True, width=140)
     r = scaling.run_scaling_bench(
-        Settings(), turns=60, rounds=1, data=DEFAULT_DATA, micro_points=600, write=False, console=console
+        Settings(),
+        turns=60,
+        rounds=1,
+        data=DEFAULT_DATA,
+        micro_points=600,
+        micro_entries=2000,
+        write=False,
+        console=console,
     )
     assert [run.workers for run in r.runs] == [1, 2]
     for run in r.runs:
