@@ -650,6 +650,100 @@ def bench_review(
     )
 
 
+EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def _backend(value: str | None) -> str | None:
+    if value is not None and value not in EMBEDDING_BACKENDS:
+        fail(f"unknown embedding backend {value!r}; choose from {', '.join(EMBEDDING_BACKENDS)}")
+    return value
+
+
+@bench_app.command("scaling", epilog=example("hindsight bench scaling --turns 3000 --rounds 2"))
+def bench_scaling(
+    turns: Annotated[int, typer.Option(min=30, help="LoCoMo turns pushed through the stack per run")] = 3000,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="rounds of (1 worker, 2 workers), order alternating")
+    ] = 2,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="disposable database instead of a private embedded PostgreSQL (its CPU is then not measured)"
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    embedding_backend: Annotated[
+        str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md and docs/bench/scaling.png")] = True,
+) -> None:
+    """1 against 2 review workers through the real stack, per-turn CPU by role, and the scaling model."""
+    from pipeline.bench import scaling
+    from pipeline.bench.review import DEFAULT_DATA
+
+    scaling.run_scaling_bench(
+        _settings(),
+        turns=turns,
+        rounds=rounds,
+        data=data or DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+        backend=_backend(embedding_backend),
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("soak", epilog=example("hindsight bench soak --turns 10000 --no-write"))
+def bench_soak(
+    turns: Annotated[int, typer.Option(min=100, help="turns fed through the stack")] = 200_000,
+    workers: Annotated[int, typer.Option(min=1, help="review workers")] = 2,
+    rate: Annotated[
+        float, typer.Option(min=0, help="turns/s to feed; 0 = as fast as the stack drains")
+    ] = 0.0,
+    window: Annotated[int, typer.Option(min=100, help="most turns fed but not yet reviewed")] = 3000,
+    bad_every: Annotated[
+        int, typer.Option(min=0, help="inject one malformed entry per this many turns (0 = none)")
+    ] = 1000,
+    sample_s: Annotated[float, typer.Option(min=0.5, help="seconds between memory samples")] = 5.0,
+    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    database_url: Annotated[
+        str | None, typer.Option(help="disposable database instead of a private embedded PostgreSQL")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    embedding_backend: Annotated[
+        str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md and docs/bench/soak.png")] = True,
+) -> None:
+    """Feed many turns through scheduler, workers and indexer; check nothing is lost and memory stays bounded."""
+    from pipeline.bench import soak
+    from pipeline.bench.review import DEFAULT_DATA
+
+    result = soak.run_soak_bench(
+        _settings(),
+        turns=turns,
+        workers=workers,
+        rate=rate,
+        window=window,
+        bad_every=bad_every,
+        sample_s=sample_s,
+        data=data or DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+        backend=_backend(embedding_backend),
+        write=write,
+        console=out,
+    )
+    if not result.ok:
+        raise typer.Exit(1)
+
+
 @bench_app.command("poisoning", epilog=example("hindsight bench poisoning --no-write"))
 def bench_poisoning(
     data: Annotated[

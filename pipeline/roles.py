@@ -59,9 +59,12 @@ def run_scheduler(settings: Settings) -> None:
 
 
 def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
+    from pipeline.heap import trim_after_each_task
     from tasks import deps
     from tasks.app import app
 
+    # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/heap.py).
+    trim_after_each_task()
     # Load the model before taking tasks, so the first review is not 8 s slower than the rest
     # and a broken model install fails the worker at start, not mid-task.
     deps.embedder().warm_up()
