@@ -135,6 +135,58 @@ def _month_headlines(f: Figures) -> list[Headline]:
     ]
 
 
+def _scaling(ctx: Context, *, turns: int, rounds: int) -> Figures:
+    from pipeline.bench import scaling
+
+    result = scaling.run_scaling_bench(
+        ctx.settings,
+        turns=turns,
+        rounds=rounds,
+        data=ctx.data,
+        database_url=ctx.database_url,
+        redis_url=ctx.redis_url,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    return scaling.figures(result)
+
+
+def _scaling_headlines(f: Figures) -> list[Headline]:
+    wall, cpu = f["wall_ratio"], f["cpu_ratio"]
+    return [
+        _target(wall, wall >= 1.8, ".2f", "≥ 1.8", "2 workers ÷ 1, turns/s (wall)"),
+        Headline("2 ÷ 1, turns per worker-CPU-second", f"{cpu:.2f}", "", None),
+    ]
+
+
+def _soak(ctx: Context, *, turns: int) -> Figures:
+    from pipeline.bench import soak
+
+    result = soak.run_soak_bench(
+        ctx.settings,
+        turns=turns,
+        data=ctx.data,
+        database_url=ctx.database_url,
+        redis_url=ctx.redis_url,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    return {
+        "turns": float(result.turns),
+        "turns_per_s": result.turns_per_s,
+        "lost_ok": float(result.lost_ok),
+        "bounded_ok": float(result.bounded_ok),
+    }
+
+
+def _soak_headlines(f: Figures) -> list[Headline]:
+    turns = f"{f['turns']:,.0f} turns"
+    return [
+        Headline(f"nothing lost, {turns}", "yes" if f["lost_ok"] else "no", "yes", bool(f["lost_ok"])),
+        Headline("memory bounded", "yes" if f["bounded_ok"] else "no", "yes", bool(f["bounded_ok"])),
+    ]
+
+
 def _ingest(ctx: Context, *, n: int, rounds: int) -> Figures:
     from pipeline.bench.ingest import run_ingest_bench
 
@@ -414,8 +466,12 @@ REGISTRY: tuple[Benchmark, ...] = (
         database=MONTH_DB,
         redis=MONTH_REDIS_URL,
     ),
-    # Benchmark("scaling", ...),  # placeholder: `bench scaling` (run_scaling_bench), on its own branch
-    # Benchmark("soak", ...),  # placeholder: `bench soak` (run_soak_bench), on its own branch
+    # Scaling and the soak run on private embedded servers (their CPU and memory are measured as the run's own)
+    # unless the suite is given one database and Redis db; each draws its chart when it writes.
+    Benchmark(
+        "scaling", _scaling, {"turns": 120, "rounds": 1}, {"turns": 3000, "rounds": 2}, _scaling_headlines
+    ),
+    Benchmark("soak", _soak, {"turns": 600}, {"turns": 200_000}, _soak_headlines),
 )
 
 
