@@ -10,8 +10,8 @@ from sqlalchemy import text
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.bench.month import AGENT, run_month_bench, section_lines
-from pipeline.bench.review import DEFAULT_DATA
 from tests.integration.harness import DB_URL, REDIS_URL, make_settings
+from tests.tiny_locomo import write_tiny_locomo
 
 
 def test_a_tiny_month_reports_what_the_stores_hold(
@@ -23,7 +23,7 @@ def test_a_tiny_month_reports_what_the_stores_hold(
         settings,
         days=2,
         turns_per_day=60,
-        data=DEFAULT_DATA,
+        data=write_tiny_locomo(tmp_path / "locomo.json"),
         review_database_url=DB_URL,  # both sides in the test database, each under its own agent
         raw_database_url=DB_URL,
         redis_url=REDIS_URL,

@@ -9,8 +9,9 @@ import pytest
 from rich.console import Console
 
 from pipeline.bench import scaling, soak
-from pipeline.bench.review import DEFAULT_DATA, E2E_TRIGGER
+from pipeline.bench.review import E2E_TRIGGER
 from pipeline.config import Settings
+from tests.tiny_locomo import write_tiny_locomo
 
 
 @pytest.mark.timeout(240)
@@ -22,7 +23,7 @@ def test_scaling_reviews_every_turn_with_1_and_2_workers_and_costs_come_from_rea
         Settings(),
         turns=60,
         rounds=1,
-        data=DEFAULT_DATA,
+        data=write_tiny_locomo(tmp_path / "locomo.json"),
         micro_points=600,
         micro_entries=2000,
         write=False,
@@ -64,7 +65,7 @@ def test_soak_loses_nothing_dead_letters_bad_input_and_samples_memory(tmp_path: 
         turns=300,
         bad_every=50,
         sample_s=1.0,
-        data=DEFAULT_DATA,
+        data=write_tiny_locomo(tmp_path / "locomo.json"),
         write=False,
         console=Console(record=True, width=140),
     )
