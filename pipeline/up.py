@@ -85,6 +85,14 @@ def run_up(settings: Settings, console: Console) -> None:
             console.print("stopped; data kept in " + str(data_dir))
 
 
+def _auth_line(settings: Settings) -> str:
+    from pipeline.authz import auth_required
+
+    if auth_required(settings.auth.mode, settings.api_host):
+        return f"required (auth mode {settings.auth.mode}); create one: hindsight keys create --agent NAME"
+    return f"not required: bound to {settings.api_host} (auth mode {settings.auth.mode})"
+
+
 def _print_summary(console: Console, settings: Settings, urls: dict[str, str], data_dir: Any) -> None:
     table = Table("service", "where", show_header=True)
     table.add_row("API", f"{settings.api_url}  (OpenAPI: {settings.api_url}/docs)")
@@ -106,6 +114,7 @@ def _print_summary(console: Console, settings: Settings, urls: dict[str, str], d
     )
     table.add_row("Qdrant", settings.qdrant_url or f"in process, {settings.embedded_qdrant_path.resolve()}")
     table.add_row("logs", str(data_dir / "logs"))
+    table.add_row("API keys", _auth_line(settings))
     console.print(table)
     console.print(
         "try: [bold]hindsight ingest examples/turns.jsonl --wait[/bold] then "
