@@ -637,11 +637,13 @@ def bench_review(
     unknown = sorted(set(parts) - set(BENCH_PARTS))
     if unknown:
         fail(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(BENCH_PARTS)}")
+    from pipeline.bench.locomo_data import DEFAULT_DATA
+
     bench.run_review_bench(
         _settings(),
         episodes=episodes,
         turns=turns,
-        data=data or bench.DEFAULT_DATA,
+        data=data or DEFAULT_DATA,
         database_url=database_url or bench.BENCH_DATABASE_URL,
         redis_url=redis_url or bench.BENCH_REDIS_URL,
         parts=parts,
@@ -682,7 +684,7 @@ def bench_scaling(
 ) -> None:
     """1 against 2 review workers through the real stack, per-turn CPU by role, and the scaling model."""
     from pipeline.bench import scaling
-    from pipeline.bench.review import DEFAULT_DATA
+    from pipeline.bench.locomo_data import DEFAULT_DATA
 
     scaling.run_scaling_bench(
         _settings(),
@@ -723,7 +725,7 @@ def bench_soak(
 ) -> None:
     """Feed many turns through scheduler, workers and indexer; check nothing is lost and memory stays bounded."""
     from pipeline.bench import soak
-    from pipeline.bench.review import DEFAULT_DATA
+    from pipeline.bench.locomo_data import DEFAULT_DATA
 
     result = soak.run_soak_bench(
         _settings(),
@@ -753,7 +755,7 @@ def bench_poisoning(
 ) -> None:
     """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
     from pipeline.bench import poisoning
-    from pipeline.bench.review import DEFAULT_DATA
+    from pipeline.bench.locomo_data import DEFAULT_DATA
 
     results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
     if results["attacks"][2] < poisoning.ATTACK_TARGET or results["locomo"][2] > poisoning.LOCOMO_TARGET:
@@ -861,7 +863,7 @@ def bench_month(
 ) -> None:
     """A simulated month of one agent's traffic with review and decay, against the same traffic stored raw."""
     from pipeline.bench import month as bench
-    from pipeline.bench.review import DEFAULT_DATA
+    from pipeline.bench.locomo_data import DEFAULT_DATA
 
     bench.run_month_bench(
         _settings(),
@@ -886,7 +888,7 @@ def bench_embed(
 ) -> None:
     """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
     from pipeline.bench import embed as bench
-    from pipeline.bench.review import DEFAULT_DATA
+    from pipeline.bench.locomo_data import DEFAULT_DATA
 
     bench.run_embed_bench(
         _settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out

@@ -28,13 +28,25 @@ class Chart:
     draw: Callable[[Figures, Figure], None]
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend: files only, no display on a server or in CI."""
     import matplotlib
 
-    matplotlib.use("Agg")  # files only: no display on a server or in CI
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save(fig: Any, path: Path, *, dpi: int = 100) -> Path:
+    """Lay out, write `path` (making its folder) and close the figure whatever happens."""
+    try:
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+    finally:
+        pyplot().close(fig)
+    return path
 
 
 def grouped_bars(
@@ -182,7 +194,7 @@ def draw(name: str, figures: Figures) -> Figure:
     """The chart of bench `name` (a key of CHARTS) from its figures; the caller closes it."""
     if name not in CHARTS:
         raise KeyError(f"no chart for {name!r}; charts exist for {', '.join(CHARTS)}")
-    plt = _pyplot()
+    plt = pyplot()
     fig = plt.figure(figsize=SIZE_IN, dpi=DPI, layout="constrained")
     CHARTS[name].draw(figures, fig)
     return fig
@@ -196,5 +208,5 @@ def write_chart(name: str, figures: Figures, directory: Path) -> Path:
     try:
         fig.savefig(path, dpi=DPI)
     finally:
-        _pyplot().close(fig)
+        pyplot().close(fig)
     return path

@@ -26,9 +26,9 @@ from typing import Any
 from rich.console import Console
 from sqlalchemy import text
 
-from pipeline.bench.locomo_data import AGENT, CATEGORIES, LocomoTurn, Question, Score, parse
+from pipeline.bench.locomo_data import AGENT, CATEGORIES, DEFAULT_DATA, LocomoTurn, Question, Score, parse
 from pipeline.bench.report import write_section
-from pipeline.bench.review import CACHE_DIR, DEFAULT_DATA, TABLES, WorkerProcess, check_disposable
+from pipeline.bench.review import CACHE_DIR, TABLES, WorkerProcess, check_disposable
 from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.logging import configure_logging

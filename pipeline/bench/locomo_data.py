@@ -9,9 +9,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pipeline.errors import ConfigError
+
+# The workplace's shared LoCoMo copy, read in place (CC BY-NC 4.0: never copied into the repository).
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo" / "locomo10.json"
 
 AGENT = "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

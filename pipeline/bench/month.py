@@ -39,10 +39,11 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import Engine, text
 
-from pipeline.bench.locomo_data import Question, Score, parse
+from pipeline.bench import charts
+from pipeline.bench.locomo_data import DEFAULT_DATA, Question, Score, parse
 from pipeline.bench.month_traffic import T0, Traffic, TrafficTurn, generate
 from pipeline.bench.report import write_section
-from pipeline.bench.review import CACHE_DIR, DEFAULT_DATA, REPO_ROOT, TABLES, check_disposable
+from pipeline.bench.review import CACHE_DIR, REPO_ROOT, TABLES, check_disposable
 from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.models import PRIORITY_BY_SOURCE, SessionEnd, Turn
@@ -848,11 +849,7 @@ def section_lines(r: MonthResult, traffic: Traffic) -> list[str]:
 
 
 def draw_chart(r: MonthResult, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = charts.pyplot()
     days = [d.day for d in r.days]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     top.plot(days, [d.raw_active for d in r.days], label="raw (no review)", color="tab:gray")
@@ -867,10 +864,7 @@ def draw_chart(r: MonthResult, path: Path) -> None:
     bottom.set_xlabel("simulated day")
     bottom.legend()
     fig.suptitle("hindsight bench month")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    charts.save(fig, path)
 
 
 __all__ = ["run_month_bench"]

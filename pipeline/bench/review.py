@@ -55,7 +55,6 @@ from scheduler.policy import Dispatch
 T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json"
 CACHE_DIR = REPO_ROOT / ".hindsight" / "bench-cache"
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench"
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"

@@ -24,6 +24,7 @@ import numpy as np
 from rich.console import Console
 from sqlalchemy import text
 
+from pipeline.bench import charts
 from pipeline.bench.report import write_section
 from pipeline.bench.review import (
     E2E_SCOPES,
@@ -449,11 +450,7 @@ def result_lines(r: ScalingResult) -> list[str]:
 
 
 def chart(r: ScalingResult, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = charts.pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     labels = ["1 worker", "2 workers"]
     a.bar([0, 1], [r.tps(1), r.tps(2)], width=0.35, label="turns/s (wall)")
@@ -473,10 +470,7 @@ def chart(r: ScalingResult, path: Path) -> None:
     b.set_ylabel("turns/s")
     b.set_title("model: throughput as workers are added")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    charts.save(fig, path)
 
 
 def run_scaling_bench(

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from sqlalchemy import text
 
-from pipeline.bench import trend
+from pipeline.bench import charts, trend
 from pipeline.bench.report import write_section
 from pipeline.bench.review import (
     E2E_TRIGGER,
@@ -366,11 +366,7 @@ def result_lines(r: SoakResult) -> list[str]:
 
 
 def chart(r: SoakResult, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = charts.pyplot()
     fig, (a, b) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     minutes = [s.t_s / 60 for s in r.samples]
     for role in r.trends:
@@ -384,10 +380,7 @@ def chart(r: SoakResult, path: Path) -> None:
     b.set_xlabel("minutes")
     b.set_ylabel("backlog")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    charts.save(fig, path)
 
 
 # -- the command --------------------------------------------------------------------------------------

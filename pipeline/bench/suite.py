@@ -26,11 +26,11 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.bench import report
+from pipeline.bench.locomo_data import DEFAULT_DATA
 from pipeline.config import Settings
 from pipeline.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json"
 Figures = dict[str, float]
 # The bench modules' own defaults, named here so that importing the registry imports none of them.
 LOCOMO_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"

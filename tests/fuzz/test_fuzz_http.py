@@ -16,17 +16,12 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.adapters.fakes import HashingEmbedder, InMemoryVectorIndex
-from pipeline.adapters.postgres.engine import make_engine
-from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
-from pipeline.adapters.postgres.migrate import upgrade
-from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.api.app import ApiDeps, create_app
+from pipeline.api.app import create_app
 from pipeline.errors import InvalidTurn
 from pipeline.validation import parse_event, utcnow
+from tests.fuzz.api import fuzz_api_deps
 from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, json_values, nasty_text, turn_fields
-from tests.integration.harness import DB_URL, REDIS_URL, make_settings
+from tests.integration.harness import REDIS_URL
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -35,26 +30,10 @@ STREAM, DEAD = "hindsight:fuzz:turns", "hindsight:fuzz:dead"
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    upgrade(DB_URL)
-    repo = Repository(make_engine(DB_URL))
-    r = redis.Redis.from_url(REDIS_URL)
-    r.delete(STREAM, DEAD)
-    # The embedder and index are the in-memory stand-ins: this fuzzes request handling and the store,
-    # not the model (recall over the real ones is covered by the integration tests).
-    deps = ApiDeps(
-        settings=make_settings(Path(tmp_path_factory.mktemp("fuzz-api"))),
-        repo=repo,
-        stream=TurnStream(connect(REDIS_URL), STREAM, DEAD),
-        index=InMemoryVectorIndex(384),
-        embedder=HashingEmbedder(),
-        dispatch=lambda _batch_id: None,
-        run_indexer=False,
-        claim_limit=500,
-        forgetting=ForgettingStore(repo.engine),
-    )
+    deps = fuzz_api_deps(Path(tmp_path_factory.mktemp("fuzz-api")), STREAM, DEAD)
     with TestClient(create_app(deps), raise_server_exceptions=False) as client:
         yield client
-    r.delete(STREAM, DEAD)
+    redis.Redis.from_url(REDIS_URL).delete(STREAM, DEAD)
 
 
 def _stream_len() -> int:

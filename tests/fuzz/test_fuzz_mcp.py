@@ -17,15 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from pipeline.adapters.fakes import HashingEmbedder, InMemoryVectorIndex
-from pipeline.adapters.postgres.engine import make_engine
-from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
-from pipeline.adapters.postgres.migrate import upgrade
-from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.api.app import ApiDeps, create_app
+from pipeline.api.app import create_app
 from pipeline.mcp.gateway import ApiGateway
 from pipeline.mcp.server import TOOLS, build_server
+from tests.fuzz.api import fuzz_api_deps
 from tests.fuzz.strategies import (
     BAD_VALUE,
     EXAMPLES,
@@ -36,7 +31,7 @@ from tests.fuzz.strategies import (
     nasty_text,
 )
 from tests.fuzz.strategies import ts_values as timestamps
-from tests.integration.harness import DB_URL, REDIS_URL, make_settings
+from tests.integration.harness import REDIS_URL
 from tests.integration.live_api import serve
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration, pytest.mark.timeout(FUZZ_TIMEOUT_S)]
@@ -110,22 +105,7 @@ def calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 def mcp(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[anyio.from_thread.BlockingPortal, Client]]:
-    upgrade(DB_URL)
-    repo = Repository(make_engine(DB_URL))
-    r = redis.Redis.from_url(REDIS_URL)
-    r.delete(STREAM, DEAD)
-    deps = ApiDeps(
-        settings=make_settings(Path(tmp_path_factory.mktemp("fuzz-mcp"))),
-        repo=repo,
-        stream=TurnStream(connect(REDIS_URL), STREAM, DEAD),
-        # This fuzzes argument handling from the MCP layer down to the store, not the model.
-        index=InMemoryVectorIndex(384),
-        embedder=HashingEmbedder(),
-        dispatch=lambda _batch_id: None,
-        run_indexer=False,
-        claim_limit=500,
-        forgetting=ForgettingStore(repo.engine),
-    )
+    deps = fuzz_api_deps(Path(tmp_path_factory.mktemp("fuzz-mcp")), STREAM, DEAD)
     with serve(create_app(deps)) as url, anyio.from_thread.start_blocking_portal() as portal:
         gateway = ApiGateway(url, timeout_s=30)
         try:
@@ -134,7 +114,7 @@ def mcp(
                 yield portal, client
         finally:
             gateway.close()
-    r.delete(STREAM, DEAD)
+    redis.Redis.from_url(REDIS_URL).delete(STREAM, DEAD)
 
 
 def _stream_len() -> int:

@@ -102,7 +102,7 @@ def test_each_chart_is_a_png_of_the_fixed_size(name: str, tmp_path: Path) -> Non
 
 
 def _bars(name: str) -> list[list[float]]:
-    plt = charts._pyplot()
+    plt = charts.pyplot()
     fig = charts.draw(name, FIGURES[name])
     try:
         out = []
