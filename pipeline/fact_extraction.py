@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
 from pipeline.models import CorrectionHint, FactCandidate
+from pipeline.regex_gate import GateSet
 
 __all__ = ["Extraction", "extract"]
 
@@ -637,6 +638,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("language", _p(r"请说(?P<v>" + _LANGUAGE_ZH_SRC + ")"), _language, guarded=True),
     _Rule("language", _p(r"(?:用|使用|改用)\s*(?P<v>" + _LANGUAGE_SRC + r")\s*(?:来)?(?:回答|回复|交流|说话|跟我说|和我说|对话|沟通|聊天|写|回|聊|说)"), _language, guarded=True),
 )
+_RULE_GATES = GateSet([rule.pattern for rule in _RULES])
 # fmt: on
 
 
@@ -829,9 +831,9 @@ def _emit(rule: _Rule, found: re.Match[str]) -> tuple[tuple[str, str], ...]:
     return tuple((rule.attribute, v) for v in values)
 
 
-def _sentence_facts(sentence: _Sentence, correction: bool) -> list[_Found]:
+def _sentence_facts(sentence: _Sentence, correction: bool, rules: Sequence[_Rule]) -> list[_Found]:
     out: list[_Found] = []
-    for rule in _RULES:
+    for rule in rules:
         for found in rule.pattern.finditer(sentence.body):
             if _blocked(rule, sentence, found.start()):
                 continue
@@ -845,6 +847,9 @@ def _scan(text: str) -> tuple[list[_Found], list[tuple[str, str | None]]]:
     facts: list[_Found] = []
     hints: list[tuple[str, str | None]] = []
     carried = _Cue("none", "")
+    # A rule whose literals the turn lacks cannot match any of its sentences: most rules, most turns.
+    admitted = _RULE_GATES.admitted(text)
+    rules = [rule for i, rule in enumerate(_RULES) if i in admitted]
     for sentence in _sentences(text):
         cue = _cue(sentence.body)
         if cue.strength == "none" and carried.strength != "none":
@@ -852,7 +857,7 @@ def _scan(text: str) -> tuple[list[_Found], list[tuple[str, str | None]]]:
         # A sentence that is only a cue ("No." "不对。") lends it to the next one.
         carried = cue if not cue.rest.strip() else _Cue("none", "")
         correction = _is_correction(cue)
-        found = _sentence_facts(sentence, correction)
+        found = _sentence_facts(sentence, correction, rules)
         facts.extend(found)
         # A hint only when no rule named the attribute: then the fact itself carries correction=True.
         if correction and not found and not sentence.asks and (hint := _hint(cue)):

@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pipeline.regex_gate import GateSet
 
 Decision = Literal["quarantine", "uncertain", "clean"]
 
@@ -89,6 +91,11 @@ class Feature:
     # Sources this feature is strong for; for the others it counts `other_weight` instead.
     sources: frozenset[str] | None = None
     other_weight: float = 0.0
+    # Case-sensitive patterns ("DAN") read the text as written; the rest its normalised lower case.
+    on_original: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "on_original", not self.pattern.flags & re.IGNORECASE)
 
     def weight_for(self, source: str) -> float:
         if self.sources is None or source in self.sources:
@@ -170,7 +177,7 @@ FEATURES: tuple[Feature, ...] = (
     _f(
         "persona",
         0.8,
-        rf"你现在是.{0, 12}(?:{_ZH_AI}|gpt|dan|没有|黑客|模式|无限制)|你不再是|从现在(?:起|开始)你|"
+        rf"你现在是.{{0,12}}(?:{_ZH_AI}|gpt|dan|没有|黑客|模式|无限制)|你不再是|从现在(?:起|开始)你|"
         rf"你(?:以后|今后)?(?:唯一|真正)的(?:目标|任务|工作)|你的新角色|(?:假装|扮演|假设|作为){_ZGAP}(?:{_ZH_AI}|gpt|黑客|管理员|没有|"
         rf"邪恶|无限制|客服)|开发者模式|越狱|无限制模式|没有任何(?:限制|道德|规则)|不受任何限制|假设没有任何规则",
     ),
@@ -383,6 +390,11 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 
+# Each feature's literal pre-check, against the text its pattern reads.
+_ON_NORMALISED = GateSet([None if f.on_original else f.pattern for f in FEATURES])
+_ON_ORIGINAL = GateSet([f.pattern if f.on_original else None for f in FEATURES])
+
+
 @dataclass(frozen=True, slots=True)
 class InjectionVerdict:
     """How much a turn reads as an instruction to the assistant rather than a fact about the user."""
@@ -423,11 +435,16 @@ def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
     del role
     text = normalise(content)
     original = content[:_MAX_CHARS]
+    # Most features need a word the turn does not contain: those are not run at all.
+    admitted = _ON_NORMALISED.admitted(text) | _ON_ORIGINAL.admitted(original)
     best: dict[str, float] = {}
-    for feature in FEATURES:
-        haystack = original if not feature.pattern.flags & re.IGNORECASE else text
+    for i, feature in enumerate(FEATURES):
+        if i not in admitted:
+            continue
         weight = feature.weight_for(source)
-        if weight > best.get(feature.name, 0.0) and feature.pattern.search(haystack):
+        if weight > best.get(feature.name, 0.0) and feature.pattern.search(
+            original if feature.on_original else text
+        ):
             best[feature.name] = weight
     keep = 1.0
     for weight in best.values():

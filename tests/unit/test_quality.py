@@ -426,3 +426,63 @@ def test_a_personal_spell_or_plan_is_kept_while_a_momentary_state_is_not(spell: 
     assert kept.timeliness > momentary.timeliness
     assert kept.total >= 0.5  # the rule band's keep line (no LLM)
     assert momentary.total < 0.5
+
+
+# -- the date check, split for speed, against the single pattern it replaced ------------------------
+
+_CALENDAR_WORDS = sorted(__import__("pipeline.quality", fromlist=["_CALENDAR"])._CALENDAR - {"may"})
+_DATE_REFERENCE = __import__("re").compile(
+    r"\b(?:"
+    + "|".join(_CALENDAR_WORDS)
+    + r")\b|\bmay \d|\bin may\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{4}-\d{1,2}-\d{1,2}\b"
+    r"|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\b(?:tomorrow|next (?:week|month|year))\b"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]|(?<!\d)\d{1,4}\s?[月年]|(?<!\d)\d{1,2}\s?[日号点]|[上下]午|明天|后天|下周|下个月",
+    __import__("re").IGNORECASE,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *_CALENDAR_WORDS,
+                "may",
+                "May",
+                "in",
+                "next",
+                "week",
+                "Tomorrow",
+                "3",
+                "12",
+                "2024",
+                "rd",
+                "th",
+                "am",
+                "pm",
+                ":",
+                "/",
+                "-",
+                "月",
+                "年",
+                "日",
+                "周",
+                "一",
+                "下午",
+                "明天",
+                " ",
+                "  ",
+                "x",
+                "_",
+                "Jan2",
+                "的",
+            ]
+        ),
+        max_size=10,
+    )
+)
+def test_the_split_date_check_agrees_with_the_single_pattern(parts: list[str]) -> None:
+    from pipeline.quality import _has_date
+
+    text = "".join(parts)
+    assert _has_date(text) == bool(_DATE_REFERENCE.search(text)), text
