@@ -567,6 +567,11 @@ def reindex(
     out.print(f"queued {body['queued']} points; removed {body['orphans_deleted']} orphan points")
 
 
+# Options every bench that reads LoCoMo or writes BENCHMARKS.md shares.
+LocomoData = Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")]
+WriteBenchmarks = Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")]
+
+
 @bench_app.command("ingest", epilog=example("hindsight bench ingest --n 2000 --rounds 3"))
 def bench_ingest(
     n: Annotated[int, typer.Option(help="turns per measurement")] = 5000,
@@ -616,7 +621,7 @@ def bench_review(
         int, typer.Option(min=100, help="kept, embedded episodes of the scope a full review clusters")
     ] = 10_000,
     turns: Annotated[int, typer.Option(min=30, help="turns pushed through the real pipeline")] = 3000,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     database_url: Annotated[
         str | None,
         typer.Option(envvar="HINDSIGHT_BENCH_DATABASE_URL", help="disposable database, TRUNCATEd per part"),
@@ -667,7 +672,7 @@ def bench_scaling(
     rounds: Annotated[
         int, typer.Option(min=1, help="rounds of (1 worker, 2 workers), order alternating")
     ] = 2,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     database_url: Annotated[
         str | None,
         typer.Option(
@@ -711,7 +716,7 @@ def bench_soak(
         int, typer.Option(min=0, help="inject one malformed entry per this many turns (0 = none)")
     ] = 1000,
     sample_s: Annotated[float, typer.Option(min=0.5, help="seconds between memory samples")] = 5.0,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     database_url: Annotated[
         str | None, typer.Option(help="disposable database instead of a private embedded PostgreSQL")
     ] = None,
@@ -751,7 +756,7 @@ def bench_poisoning(
     data: Annotated[
         Path | None, typer.Option("--data", help="locomo10.json (benign traffic; default: the shared copy)")
     ] = None,
-    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+    write: WriteBenchmarks = True,
 ) -> None:
     """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
     from pipeline.bench import poisoning
@@ -764,7 +769,7 @@ def bench_poisoning(
 
 @bench_app.command("locomo", epilog=example("hindsight bench locomo --reuse --no-write"))
 def bench_locomo(
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     conversations: Annotated[
         list[str] | None, typer.Option("--conversations", help="only these sample ids (repeatable)")
     ] = None,
@@ -809,7 +814,7 @@ def bench_locomo(
 def bench_recall(
     n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,
     queries: Annotated[int, typer.Option(min=20, help="LoCoMo questions asked (each timed both ways)")] = 300,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     database_url: Annotated[
         str | None,
         typer.Option(
@@ -837,7 +842,7 @@ def bench_recall(
 def bench_month(
     days: Annotated[int, typer.Option(min=1, help="simulated days")] = 30,
     turns_per_day: Annotated[int, typer.Option(min=10, help="turns the agent serves a day")] = 1000,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     review_database_url: Annotated[
         str | None,
         typer.Option(
@@ -883,8 +888,8 @@ def bench_month(
 def bench_embed(
     n: Annotated[int, typer.Option(min=64, help="LoCoMo turns per throughput measurement")] = 1000,
     rounds: Annotated[int, typer.Option(min=1, help="interleaved rounds; the best of each counts")] = 4,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
-    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+    data: LocomoData = None,
+    write: WriteBenchmarks = True,
 ) -> None:
     """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
     from pipeline.bench import embed as bench
@@ -900,7 +905,7 @@ def bench_faults(
     select: Annotated[
         str | None, typer.Option("-k", help="only the scenarios matching this pytest expression")
     ] = None,
-    write: Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")] = True,
+    write: WriteBenchmarks = True,
 ) -> None:
     """Outage recovery times, the SIGKILL storm and the 50,000-turn backlog (the tests/faults scenarios)."""
     from pipeline.bench import faults
@@ -928,7 +933,7 @@ def bench_all(
             help="update BENCHMARKS.md and docs/bench/*.png (default: yes at full sizes, no with --quick)",
         ),
     ] = None,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")] = None,
+    data: LocomoData = None,
     database_url: Annotated[
         str | None,
         typer.Option(
