@@ -11,6 +11,7 @@ second model load per bench. A bench that raises is reported and the rest still 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import subprocess
@@ -590,12 +591,16 @@ def run_suite(
                 report.link_chart(
                     o.name, o.chart.relative_to(benchmarks_md.parent).as_posix(), _alt(o.name), benchmarks_md
                 )
-        if len(chosen) == len(registry):
-            report.write_section("summary", "\n".join(summary_lines(result)), benchmarks_md, top=True)
+        if quick:
+            ctx.console.print("[yellow]quick sizes: the summary section left as it was[/yellow]")
         else:
-            ctx.console.print(
-                "[yellow]a subset of the benchmarks: the summary section left as it was[/yellow]"
-            )
+            # Each bench's row is its latest full-size run, so a run of a few benches refreshes their rows and
+            # leaves the others as they were, each with the date and commit it was measured at.
+            store = benchmarks_md.parent / SUMMARY_STORE
+            rows = merge_rows(read_rows(store), result)
+            write_rows(store, rows)
+            lines = summary_lines(result, rows, [b.name for b in registry])
+            report.write_section("summary", "\n".join(lines), benchmarks_md, top=True)
     return result
 
 
@@ -682,17 +687,52 @@ def _rows(result: SuiteResult) -> list[tuple[str, str, str, str, str]]:
     """(bench, duration, headline figure, target, met?) — one row per headline, the bench named on its first."""
     rows = []
     for o in result.outcomes:
-        duration = f"{o.seconds:,.1f} s"
-        if o.error is not None:
-            rows.append((o.name, duration, f"error: {o.error}", "", "failed"))
-            continue
-        for i, h in enumerate(o.headlines or [Headline("(no headline figure)", "", "", None)]):
-            met = "—" if h.met is None else ("yes" if h.met else "no")
-            first = i == 0
-            rows.append(
-                (o.name if first else "", duration if first else "", f"{h.label}: {h.value}", h.target, met)
-            )
+        record = _record(o, result.machine)
+        for i, (figure, target, met) in enumerate(record["headlines"]):
+            rows.append((o.name if i == 0 else "", record["duration"] if i == 0 else "", figure, target, met))
     return rows
+
+
+SUMMARY_STORE = "docs/bench/summary.json"  # beside the charts: every bench's latest full-size headline rows
+Record = dict[str, Any]
+
+
+def _record(o: Outcome, machine: Mapping[str, str]) -> Record:
+    """A bench's summary rows as stored: headline (figure, target, met?) triples, duration, when and what code."""
+    if o.error is not None:
+        headlines = [(f"error: {o.error}", "", "failed")]
+    else:
+        headlines = [
+            (f"{h.label}: {h.value}", h.target, "—" if h.met is None else ("yes" if h.met else "no"))
+            for h in o.headlines or [Headline("(no headline figure)", "", "", None)]
+        ]
+    return {
+        "duration": f"{o.seconds:,.1f} s",
+        "headlines": headlines,
+        "date": machine["date"],
+        "commit": machine["commit"],
+        "load": f"{machine['load (1/5/15 min) before']} → {machine['after']}",
+    }
+
+
+def read_rows(path: Path) -> dict[str, Record]:
+    """The stored rows; a missing or unreadable store is an empty one (the next full run rebuilds it)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def merge_rows(stored: Mapping[str, Record], result: SuiteResult) -> dict[str, Record]:
+    return {**stored, **{o.name: _record(o, result.machine) for o in result.outcomes}}
+
+
+def write_rows(path: Path, rows: Mapping[str, Record]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rows, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    tmp.replace(path)
 
 
 def summary_table(result: SuiteResult) -> Table:
@@ -705,21 +745,36 @@ def summary_table(result: SuiteResult) -> Table:
     return table
 
 
-def summary_lines(result: SuiteResult) -> list[str]:
+def summary_lines(result: SuiteResult, rows: Mapping[str, Record], order: Sequence[str]) -> list[str]:
+    """The summary section: the latest full-size figures of every bench in `order` (from `rows`), each with
+    the date and commit it was measured at, and the machine of the run that wrote it."""
     m = result.machine
+    ran = [o.name for o in result.outcomes]
+    everything = set(order) <= set(ran)
+    scope = "every benchmark" if everything else f"{', '.join(ran)} (the other rows are from earlier runs)"
     lines = [
         "## Summary: `hindsight bench all`",
         "",
-        f"Every benchmark below, run in one go ({'quick' if result.quick else 'full'} sizes, "
-        f"{result.seconds / 60:,.1f} min) at commit `{m['commit']}` on {m['date']}. Timings are ratios or pairs "
+        f"Each bench's headline figures from its latest full-size run. This update ran {scope} in "
+        f"{result.seconds / 60:,.1f} min at commit `{m['commit']}` on {m['date']}. Timings are ratios or pairs "
         "measured side by side in the same run; absolute figures move with the machine's load.",
         "",
         f"Machine: {m['CPU']}, {m['cores']} cores, {m['RAM']} RAM, {m['OS']}, Python {m['Python']}, "
         f"torch {m['torch']}, onnxruntime {m['onnxruntime']}. Load average (1/5/15 min) "
         f"{m['load (1/5/15 min) before']} before, {m['after']} after.",
         "",
-        "| bench | duration | headline figure | target | met? |",
-        "|---|---:|---|---|---|",
+        "| bench | measured (commit) | duration | headline figure | target | met? |",
+        "|---|---|---:|---|---|---|",
     ]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in _rows(result)]
+    for name in order:
+        record = rows.get(name)
+        if record is None:
+            lines.append(f"| {name} | not run at full size yet | | | | |")
+            continue
+        when = f"{record['date']} (`{record['commit']}`)"
+        for i, (figure, target, met) in enumerate(record["headlines"]):
+            cells = (name, when, record["duration"]) if i == 0 else ("", "", "")
+            lines.append(
+                "| " + " | ".join(c.replace("|", "\\|") for c in (*cells, figure, target, met)) + " |"
+            )
     return lines

@@ -166,6 +166,7 @@ def test_the_summary_goes_on_top_with_the_machine_and_the_charts_are_linked(tmp_
     assert "| other |" in summary
     assert "| speed: 0.5 | ≥ 2 | no |" in summary
     assert f"commit `{result.machine['commit']}`" in summary
+    assert "ran every benchmark" in summary
     for key in ("CPU", "RAM", "torch", "onnxruntime"):
         assert result.machine[key]
         assert result.machine[key] in summary
@@ -179,10 +180,47 @@ def test_the_summary_goes_on_top_with_the_machine_and_the_charts_are_linked(tmp_
     assert "](docs/bench/recall.png) <!-- chart -->" in recall_section
 
 
-def test_a_subset_leaves_the_summary_section_alone(tmp_path: Path) -> None:
+def test_quick_sizes_leave_the_summary_section_alone(tmp_path: Path) -> None:
     md = tmp_path / "BENCHMARKS.md"
     suite.run_suite(_ctx(write=True), quick=True, only=["a"], registry=REG, benchmarks_md=md)
     assert not md.exists() or "bench:summary" not in md.read_text()
+    assert not (tmp_path / suite.SUMMARY_STORE).exists()
+
+
+def _summary(md: Path) -> str:
+    return md.read_text().split("<!-- bench:summary -->")[1].split("<!-- /bench:summary -->")[0]
+
+
+def test_a_full_size_subset_refreshes_its_rows_and_keeps_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    md = tmp_path / "BENCHMARKS.md"
+    speeds = {"a": 3.0, "b": 1.0}
+    registry = tuple(_bench(n, lambda ctx, size, n=n: {"speed": speeds[n]}) for n in ("a", "b", "c"))
+
+    monkeypatch.setattr(suite, "git_commit", lambda root=suite.REPO_ROOT: "first")
+    suite.run_suite(_ctx(write=True), quick=False, only=["a", "b"], registry=registry, benchmarks_md=md)
+    first = _summary(md)
+    assert re.search(r"\| a \| .*\(`first`\) \| .* \| speed: 3.0 \| ≥ 2 \| yes \|", first)
+    assert "| c | not run at full size yet |" in first
+    assert "ran a, b (the other rows are from earlier runs)" in first
+
+    speeds["b"] = 2.5
+    monkeypatch.setattr(suite, "git_commit", lambda root=suite.REPO_ROOT: "second")
+    suite.run_suite(_ctx(write=True), quick=False, only=["b"], registry=registry, benchmarks_md=md)
+    second = _summary(md)
+    assert re.search(r"\| a \| .*\(`first`\) \| .* \| speed: 3.0 \|", second)  # kept as measured then
+    assert re.search(r"\| b \| .*\(`second`\) \| .* \| speed: 2.5 \| ≥ 2 \| yes \|", second)
+    assert second.index("| a |") < second.index("| b |") < second.index("| c |")  # registry order
+
+
+def test_an_unreadable_summary_store_is_rebuilt(tmp_path: Path) -> None:
+    md = tmp_path / "BENCHMARKS.md"
+    store = tmp_path / suite.SUMMARY_STORE
+    store.parent.mkdir(parents=True)
+    store.write_text("{not json")
+    suite.run_suite(_ctx(write=True), quick=False, only=["a"], registry=REG, benchmarks_md=md)
+    assert set(suite.read_rows(store)) == {"a"}
 
 
 def test_the_command_exits_1_and_names_what_failed(monkeypatch: pytest.MonkeyPatch) -> None:
