@@ -481,12 +481,14 @@ def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
 
 
 @router.post("/v1/progress")
-def progress(deps: Deps, body: ProgressRequest) -> dict[str, Any]:
+def progress(deps: Deps, caller: Caller, body: ProgressRequest) -> dict[str, Any]:
+    # A key counts only what it may read: another agent's turn ids neither count nor show they exist.
+    agents = None if caller.is_admin else [a for a in (caller.agent_id, SHARED, SYSTEM) if a is not None]
     out: dict[str, Any] = {}
     if body.turn_ids:
-        out["turns"] = deps.repo.turn_progress(body.turn_ids)
+        out["turns"] = deps.repo.turn_progress(body.turn_ids, agents)
     if body.batch_ids:
-        out["batches"] = deps.repo.batch_progress(body.batch_ids)
+        out["batches"] = deps.repo.batch_progress(body.batch_ids, agents)
     out["outbox_pending"] = deps.repo.outbox_lag()[0]
     return out
 

@@ -223,6 +223,16 @@ def test_ids_of_another_agent_do_not_open_through_ones_own_scope(world: World) -
             assert "zeppelinword" not in response.text
 
 
+def test_progress_counts_only_the_turns_a_key_may_read(world: World) -> None:
+    asked = {"turn_ids": ["alpha-t1", "beta-t1", "shared-t1"]}
+    with world.http("alpha") as http:
+        turns = http.post("/v1/progress", json=asked).json()["turns"]
+    # alpha's own turn and the shared space's; beta's neither counts nor shows that it exists.
+    assert turns["received"] == 2
+    with world.http("admin") as http:
+        assert http.post("/v1/progress", json=asked).json()["turns"]["received"] == 3
+
+
 def test_quarantined_turns_are_for_operators_not_for_the_agent_they_target(world: World) -> None:
     scope = {"agent_id": "alpha", "user_id": USER}
     with world.http("alpha") as http:

@@ -627,29 +627,37 @@ class Repository:
 
     # -- progress and stats ---------------------------------------------------------------------
 
-    def turn_progress(self, turn_ids: Sequence[str]) -> dict[str, int]:
-        """How far these turns got: received (an episode exists), reviewed, indexed (nothing left in the outbox)."""
+    def turn_progress(
+        self, turn_ids: Sequence[str], agent_ids: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """How far these turns got: received (an episode exists), reviewed, indexed (nothing left in the outbox).
+
+        `agent_ids`: count only the turns of these agents (a key's readable spaces); None counts all."""
         sql = text(
             """
             SELECT count(*) AS received,
                    count(*) FILTER (WHERE e.reviewed_at IS NOT NULL) AS reviewed,
                    count(*) FILTER (WHERE e.reviewed_at IS NOT NULL AND NOT EXISTS (
                        SELECT 1 FROM index_outbox o WHERE o.kind = 'episode' AND o.ref_id = e.id)) AS indexed
-            FROM episodes e WHERE e.turn_id = ANY(:ids)
+            FROM episodes e
+            WHERE e.turn_id = ANY(:ids) AND (CAST(:agents AS text[]) IS NULL OR e.agent_id = ANY(:agents))
             """
         )
+        agents = None if agent_ids is None else list(agent_ids)
         with translate_errors(), self.engine.connect() as conn:
-            row = conn.execute(sql, {"ids": list(turn_ids)}).one()
+            row = conn.execute(sql, {"ids": list(turn_ids), "agents": agents}).one()
             return {"received": row.received, "reviewed": row.reviewed, "indexed": row.indexed}
 
-    def batch_progress(self, batch_ids: Sequence[int]) -> dict[str, int]:
+    def batch_progress(
+        self, batch_ids: Sequence[int], agent_ids: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """Of these batches, how many exist and how many are done (`agent_ids` as in turn_progress)."""
         b = batches
+        query = select(b.c.status, func.count()).where(b.c.id.in_(list(batch_ids)))
+        if agent_ids is not None:
+            query = query.where(b.c.agent_id.in_(list(agent_ids)))
         with translate_errors(), self.engine.connect() as conn:
-            rows: dict[str, int] = dict(
-                conn.execute(
-                    select(b.c.status, func.count()).where(b.c.id.in_(list(batch_ids))).group_by(b.c.status)
-                ).all()
-            )
+            rows: dict[str, int] = dict(conn.execute(query.group_by(b.c.status)).all())
         return {"total": sum(rows.values()), "done": rows.get("done", 0)}
 
     def stats(self) -> dict[str, Any]:
