@@ -38,7 +38,8 @@ def _identifier(fields: Mapping[str, Any], name: str) -> str:
     assert value is not None
     if len(value) > MAX_ID_CHARS:
         raise InvalidTurn(f"{name}: longer than {MAX_ID_CHARS} characters")
-    if value != value.strip() or any(ch.isspace() or not ch.isprintable() for ch in value):
+    # One word of printable characters (str.split() splits on exactly the characters str.isspace() names).
+    if not value.isprintable() or value.split() != [value]:
         raise InvalidTurn(f"{name}: must not contain whitespace or control characters")
     return value
 
