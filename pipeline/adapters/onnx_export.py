@@ -120,6 +120,17 @@ def quantise_int8(fp32: Path, out: Path) -> None:
     does not buy top-10 agreement cheaply (3 LoCoMo conversations, against fp32): all 36 weight
     MatMuls 0.87 at 1.9x fp32 speed, all but the FFN output 0.91 at 1.4x, only the FFN input 0.92
     at 1.1x; so int8 is all or nothing, and fp32 is the backend for exact agreement.
+
+    Not better (issue 9; all LoCoMo turns and questions, top-10 agreement with torch / min cosine,
+    CPU-time speed relative to this recipe in one interleaved 1-thread run; this recipe 0.877 / 0.954):
+    weight-only MatMulNBits int8, block 32, fp32 compute 0.987 / 0.999 at 0.47x (even exact
+    activations miss 0.99: the budget is mean 1-cos ~1e-4); the same with int8 block activations
+    (accuracy_level 4) 0.971 on 3 conversations and slower still (no fast 8-bit kernel without VNNI);
+    4-bit 0.84. SmoothQuant (activation outliers of ~30 against a median of 2 moved into the weights,
+    alpha 0.85, scales from 400 LoCoMo turns) + u8u8 0.942 / 0.987 at 0.75x, + reduce_range 0.923 /
+    0.952 at 0.86x; scales from 40 generic sentences 0.895 but min cosine 0.906. Per-token int8
+    activations (MatMulInteger) + SmoothQuant 0.951 / 0.990 at 0.70x. ORT's BERT fusion (Attention,
+    SkipLayerNorm, BiasGelu) of the fp32 graph: no gain over ORT_ENABLE_ALL on this CPU.
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
