@@ -769,7 +769,9 @@ def summary_lines(result: SuiteResult, rows: Mapping[str, Record], order: Sequen
     for name in order:
         record = rows.get(name)
         if record is None:
-            lines.append(f"| {name} | not run at full size yet | | | | |")
+            lines.append(
+                f"| {name} | not yet run by `bench all` at full size (see its own section) | | | | |"
+            )
             continue
         when = f"{record['date']} (`{record['commit']}`)"
         for i, (figure, target, met) in enumerate(record["headlines"]):

@@ -202,7 +202,7 @@ def test_a_full_size_subset_refreshes_its_rows_and_keeps_the_others(
     suite.run_suite(_ctx(write=True), quick=False, only=["a", "b"], registry=registry, benchmarks_md=md)
     first = _summary(md)
     assert re.search(r"\| a \| .*\(`first`\) \| .* \| speed: 3.0 \| ≥ 2 \| yes \|", first)
-    assert "| c | not run at full size yet |" in first
+    assert "| c | not yet run by `bench all` at full size (see its own section) |" in first
     assert "ran a, b (the other rows are from earlier runs)" in first
 
     speeds["b"] = 2.5
