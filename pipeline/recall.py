@@ -11,6 +11,7 @@ provenance lists the members most relevant to the query first).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -63,6 +64,18 @@ class RecallTuning:
     # sit in memories of more than 12 members).
     member_weight: float = 0.5
     unfold_big: bool = True
+    # A turn ranks at least this share of the relevance of the turn before it in its session (the reply to
+    # a match), and `before_match` of the turn after it (the question a matching answer answered).
+    # LoCoMo 1-5, on the fused relevance before any factor: 0.7 / 0.5 took R@5 / R@10 from 0.692 / 0.780 to
+    # 0.722 / 0.795 (0.5 / 0.5: 0.707 / 0.795; 0.6 / 0.4: 0.712 / 0.797; 0.8 / 0.6: 0.723 / 0.794). The
+    # previous/next-turn context of the BM25 documents stays: without it this measured 0.03 lower.
+    after_match: float = 0.7
+    before_match: float = 0.5
+    # A query naming exactly one of the people who spoke in its candidates favours what that person said
+    # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
+    # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
+    # 0.798, but adversarial questions, which name the wrong person on purpose, lose more).
+    speaker_boost: float = 1.2
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -78,6 +91,7 @@ class _Candidate:
     lexical: float | None = None  # BM25
     lexical_rank: int | None = None
     fused: float = 0.0
+    neighbour: float = 0.0  # relevance shared by an adjacent turn (ranking.spread), when it raised `fused`
 
 
 def recall(
@@ -143,6 +157,8 @@ def recall(
         fused = ranking.normalised(lists, weights=weights)
     for key, value in fused.items():
         candidates[key].fused = value
+    if use_lexical and lexicon is not None and (tuning.after_match > 0 or tuning.before_match > 0):
+        _spread_to_neighbours(candidates, lexicon.adjacent(agent_id, user_id, candidates), tuning)
 
     episodes = store.episodes(
         [ref for kind, ref in candidates if kind == EPISODE],
@@ -155,10 +171,11 @@ def recall(
         [ref for kind, ref in candidates if kind == SEMANTIC], agent_id=agent_id, user_id=user_id, as_of=as_of
     )
     fact_turns = _fact_turns(store, query, agent_id, user_id, as_of, tuning)
+    speaker = named_speaker(query, (e.speaker for e in episodes.values()))
     hits = [
         hit
         for c in candidates.values()
-        if (hit := _hit(c, episodes, memories, window, fact_turns, tuning)) is not None
+        if (hit := _hit(c, episodes, memories, window, fact_turns, tuning, speaker)) is not None
     ]
     if include_cold:
         # Cold memories are found by vector alone; in hybrid mode their cosine rank is put on the fused
@@ -170,6 +187,29 @@ def recall(
     if tuning.stand_in:
         hits = _stand_in(hits, tuning.stand_in_max)
     return hits[:k]
+
+
+def _spread_to_neighbours(
+    candidates: dict[Key, _Candidate],
+    adjacent: dict[Key, tuple[Key | None, Key | None]],
+    tuning: RecallTuning,
+) -> None:
+    """Raise each candidate to the share of its neighbours' relevance (ranking.spread); a neighbour that
+    was not a candidate becomes one (hydration then drops it if it is not recallable)."""
+    fused = {key: c.fused for key, c in candidates.items() if c.fused > 0}
+    spread = ranking.spread(fused, adjacent, after=tuning.after_match, before=tuning.before_match)
+    for key, value in spread.items():
+        c = candidates.setdefault(key, _Candidate(key))
+        if value > c.fused:
+            c.fused = c.neighbour = value
+
+
+def named_speaker(query: str, speakers: Iterable[str | None]) -> str | None:
+    """The one speaker among `speakers` whom the query names (any word of the name), else None: a query
+    naming two people ("what did Melanie give Caroline") favours neither."""
+    words = set(lexical.tokens(query))
+    named = {s for s in speakers if s and words.intersection(lexical.tokens(s))}
+    return named.pop() if len(named) == 1 else None
 
 
 def _fact_turns(
@@ -189,6 +229,7 @@ def _hit(
     window: Window | None,
     fact_turns: set[str],
     tuning: RecallTuning,
+    speaker: str | None = None,
 ) -> Hit | None:
     kind, ref = c.key
     if kind == SEMANTIC:
@@ -227,6 +268,7 @@ def _hit(
         window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
         fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,
         superseded=tuning.superseded_factor if row.superseded else 1.0,
+        speaker=tuning.speaker_boost if speaker is not None and row.speaker == speaker else 1.0,
     )
     return Hit(
         id=f"{EPISODE}:{row.id}",
@@ -270,6 +312,7 @@ def _explain(c: _Candidate, f: ranking.Factors, window: Window | None) -> dict[s
         "lexical": None if c.lexical is None else round(c.lexical, 6),
         "lexical_rank": c.lexical_rank,
         "fused": round(c.fused, 6),
+        "from_neighbour": c.neighbour > 0,
         "weight": round(f.weight, 6),
         "trust": f.trust,
         "semantic_boost": f.semantic,
@@ -279,6 +322,7 @@ def _explain(c: _Candidate, f: ranking.Factors, window: Window | None) -> dict[s
         else [window.start.isoformat(), window.end.isoformat(), window.phrase],
         "fact_boost": f.fact,
         "superseded_factor": f.superseded,
+        "speaker_boost": f.speaker,
     }
 
 

@@ -26,6 +26,7 @@ class RecallEpisode:
     # Members of the smallest open semantic memory this episode is folded into (0: none): recall undoes
     # the consolidation penalty when that memory is too big to stand in for it.
     folded_into: int = 0
+    speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ class FactHit:
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
 _EPISODES = """
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
+           e.metadata->>'speaker' AS speaker,
            (EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                     AND e.turn_id = ANY(f.turn_ids))
             AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
@@ -112,6 +114,7 @@ class RecallStore:
                     r.weight,
                     bool(r.superseded),
                     int(r.folded_into or 0),
+                    r.speaker,
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
