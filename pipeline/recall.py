@@ -71,6 +71,7 @@ class RecallTuning:
     # previous/next-turn context of the BM25 documents stays: without it this measured 0.03 lower.
     after_match: float = 0.7
     before_match: float = 0.5
+    spread_from: int = 20  # only the best candidates spread: their neighbours must be hydrated too
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
@@ -196,7 +197,8 @@ def _spread_to_neighbours(
 ) -> None:
     """Raise each candidate to the share of its neighbours' relevance (ranking.spread); a neighbour that
     was not a candidate becomes one (hydration then drops it if it is not recallable)."""
-    fused = {key: c.fused for key, c in candidates.items() if c.fused > 0}
+    best = sorted((c for c in candidates.values() if c.fused > 0), key=lambda c: c.fused, reverse=True)
+    fused = {c.key: c.fused for c in best[: tuning.spread_from]}
     spread = ranking.spread(fused, adjacent, after=tuning.after_match, before=tuning.before_match)
     for key, value in spread.items():
         c = candidates.setdefault(key, _Candidate(key))
