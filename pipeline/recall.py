@@ -72,6 +72,12 @@ class RecallTuning:
     after_match: float = 0.7
     before_match: float = 0.5
     spread_from: int = 20  # only the best candidates spread: their neighbours must be hydrated too
+    # A turn's dense relevance is the cosine of the query with its vector plus these shares of the vectors
+    # of the turns before and after it in its session (normalised), over every candidate of either list:
+    # a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5, with the spread below: R@5 / R@10
+    # 0.722 / 0.795 -> 0.723 / 0.801 (0.5 / 0.3: 0.726 / 0.798; with dense_weight 0.5: 0.724 / 0.798).
+    dense_previous: float = 1.0
+    dense_next: float = 0.5
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
@@ -93,6 +99,9 @@ class _Candidate:
     lexical_rank: int | None = None
     fused: float = 0.0
     neighbour: float = 0.0  # relevance shared by an adjacent turn (ranking.spread), when it raised `fused`
+    dense_context: float | None = (
+        None  # cosine with the turn and its neighbours (RecallTuning.dense_previous)
+    )
 
 
 def recall(
@@ -147,6 +156,9 @@ def recall(
         c = candidates.setdefault(key, _Candidate(key))
         c.lexical, c.lexical_rank = s, rank
         lex_list.append((key, s))
+    adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
+    if tuning.dense and adjacent and (tuning.dense_previous > 0 or tuning.dense_next > 0):
+        dense_list = _dense_in_context(store, vector, candidates, adjacent, agent_id, user_id, tuning)
     lists = {"dense": dense_list, "lexical": lex_list}
     weights = {"dense": tuning.dense_weight, "lexical": tuning.lexical_weight}
     if not use_lexical:
@@ -158,8 +170,8 @@ def recall(
         fused = ranking.normalised(lists, weights=weights)
     for key, value in fused.items():
         candidates[key].fused = value
-    if use_lexical and lexicon is not None and (tuning.after_match > 0 or tuning.before_match > 0):
-        _spread_to_neighbours(candidates, lexicon.adjacent(agent_id, user_id, candidates), tuning)
+    if adjacent and (tuning.after_match > 0 or tuning.before_match > 0):
+        _spread_to_neighbours(candidates, adjacent, tuning)
 
     episodes = store.episodes(
         [ref for kind, ref in candidates if kind == EPISODE],
@@ -188,6 +200,45 @@ def recall(
     if tuning.stand_in:
         hits = _stand_in(hits, tuning.stand_in_max)
     return hits[:k]
+
+
+def _dense_in_context(
+    store: RecallStore,
+    vector: Vector,
+    candidates: dict[Key, _Candidate],
+    adjacent: dict[Key, tuple[Key | None, Key | None]],
+    agent_id: str,
+    user_id: str,
+    tuning: RecallTuning,
+) -> list[tuple[Key, float]]:
+    """The dense list re-scored with each episode's session neighbours mixed into its vector (best first,
+    `tuning.candidates` of them); semantic memories keep their own cosine."""
+    wanted = {ref for kind, ref in candidates if kind == EPISODE}
+    for key in list(candidates):
+        for neighbour in adjacent.get(key, (None, None)):
+            if neighbour is not None:
+                wanted.add(neighbour[1])
+    vectors = store.embeddings(sorted(wanted), agent_id=agent_id, user_id=user_id)
+    scored: list[tuple[Key, float]] = []
+    for key, c in candidates.items():
+        kind, ref = key
+        if kind != EPISODE:
+            if c.dense is not None:
+                scored.append((key, max(c.dense, 0.0)))
+            continue
+        own = vectors.get(ref)
+        if own is None:
+            continue
+        mixed = own.astype(np.float32, copy=True)
+        previous, following = adjacent.get(key, (None, None))
+        for neighbour, share in ((previous, tuning.dense_previous), (following, tuning.dense_next)):
+            if neighbour is not None and share > 0 and (v := vectors.get(neighbour[1])) is not None:
+                mixed += share * v
+        norm = float(np.linalg.norm(mixed)) or 1.0
+        c.dense_context = float(mixed @ vector) / norm
+        scored.append((key, max(c.dense_context, 0.0)))
+    scored.sort(key=lambda kv: kv[1], reverse=True)
+    return scored[: tuning.candidates]
 
 
 def _spread_to_neighbours(
@@ -311,6 +362,7 @@ def _explain(c: _Candidate, f: ranking.Factors, window: Window | None) -> dict[s
     return {
         "dense": None if c.dense is None else round(c.dense, 6),
         "dense_rank": c.dense_rank,
+        "dense_in_context": None if c.dense_context is None else round(c.dense_context, 6),
         "lexical": None if c.lexical is None else round(c.lexical, 6),
         "lexical_rank": c.lexical_rank,
         "fused": round(c.fused, 6),

@@ -224,3 +224,42 @@ def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     unnamed = recall._hit(recall._Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, None)
     assert unnamed is not None
     assert unnamed.score == pytest.approx(0.6)
+
+
+def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> None:
+    import numpy as np
+
+    e = "episode"
+    vectors = {
+        1: np.array([1.0, 0.0, 0.0], dtype=np.float32),  # the question, about what the query asks
+        2: np.array([0.0, 1.0, 0.0], dtype=np.float32),  # the reply: nothing alike on its own
+        3: np.array([0.0, 0.0, 1.0], dtype=np.float32),  # a turn of another session
+    }
+
+    class Store:
+        def __init__(self) -> None:
+            self.asked: list[int] = []
+
+        def embeddings(self, ids: list[int], *, agent_id: str, user_id: str) -> dict[int, np.ndarray]:
+            self.asked = list(ids)
+            return {i: vectors[i] for i in ids if i in vectors}
+
+    store = Store()
+    candidates = {
+        (e, 2): recall._Candidate((e, 2), lexical=3.0),
+        (e, 3): recall._Candidate((e, 3), dense=0.1),
+        ("semantic", 9): recall._Candidate(("semantic", 9), dense=0.4),
+    }
+    adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=10)
+    out = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
+    assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
+    assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
+    assert candidates[(e, 2)].dense_context == pytest.approx(1 / np.sqrt(2))
+    assert out[(e, 3)] == 0.0  # alone in its session: its own cosine
+    assert out[("semantic", 9)] == pytest.approx(0.4)  # semantic memories keep the index's cosine
+    assert next(iter(out)) == (e, 2)  # best first
+    no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0)
+    plain = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
+    assert plain[(e, 2)] == pytest.approx(0.0)

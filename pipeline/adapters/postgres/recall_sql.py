@@ -8,7 +8,9 @@ from datetime import datetime
 
 from sqlalchemy import Engine, text
 
+from pipeline.adapters.embedder import from_blob
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.ports import Vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,11 @@ _LEXICAL = """
     ORDER BY 1, 2
 """
 
+_EMBEDDINGS = """
+    SELECT id, embedding FROM episodes
+    WHERE id = ANY(:ids) AND agent_id = :a AND user_id = :u AND embedding IS NOT NULL
+"""
+
 _FACTS = """
     SELECT entity, attribute, value, turn_ids FROM facts
     WHERE agent_id = :a AND user_id = :u AND retracted_at IS NULL
@@ -119,6 +126,14 @@ class RecallStore:
                 for r in conn.execute(text(_EPISODES), params)
             }
         return out if history else {i: e for i, e in out.items() if not e.superseded}
+
+    def embeddings(self, ids: Sequence[int], *, agent_id: str, user_id: str) -> dict[int, Vector]:
+        """The stored embeddings of these episodes of the scope (those that have one)."""
+        if not ids:
+            return {}
+        params = {"ids": list(ids), "a": agent_id, "u": user_id}
+        with translate_errors(), self.engine.connect() as conn:
+            return {r.id: from_blob(r.embedding) for r in conn.execute(text(_EMBEDDINGS), params)}
 
     def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
         """Episodes reviewed and semantic memories created after `since`, in id order (turn order)."""
