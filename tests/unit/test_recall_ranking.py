@@ -234,6 +234,7 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
         1: np.array([1.0, 0.0, 0.0], dtype=np.float32),  # the question, about what the query asks
         2: np.array([0.0, 1.0, 0.0], dtype=np.float32),  # the reply: nothing alike on its own
         3: np.array([0.0, 0.0, 1.0], dtype=np.float32),  # a turn of another session
+        4: np.array([1.0, 0.0, 0.0], dtype=np.float32),
     }
 
     class Store:
@@ -246,13 +247,14 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
 
     store = Store()
     candidates = {
-        (e, 2): recall._Candidate((e, 2), lexical=3.0),
+        (e, 2): recall._Candidate((e, 2), lexical=3.0, lexical_rank=1),
+        (e, 4): recall._Candidate((e, 4), lexical=0.1, lexical_rank=60),  # beyond `candidates`: no cosine
         (e, 3): recall._Candidate((e, 3), dense=0.1),
         ("semantic", 9): recall._Candidate(("semantic", 9), dense=0.4),
     }
     adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=10)
+    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=50)
     out = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
     assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
     assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
@@ -260,6 +262,7 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
     assert out[(e, 3)] == 0.0  # alone in its session: its own cosine
     assert out[("semantic", 9)] == pytest.approx(0.4)  # semantic memories keep the index's cosine
     assert next(iter(out)) == (e, 2)  # best first
+    assert (e, 4) not in out
     no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0)
     plain = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
     assert plain[(e, 2)] == pytest.approx(0.0)
