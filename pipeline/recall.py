@@ -74,12 +74,14 @@ class RecallTuning:
     # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
     # from the best 10 as from all, at 47 instead of 76 ms a question).
     spread_from: int = 10
-    # A turn's dense relevance is the cosine of the query with its vector plus these shares of the vectors
-    # of the turns before and after it in its session (normalised), over every candidate of either list:
-    # a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5, with the spread below: R@5 / R@10
-    # 0.722 / 0.795 -> 0.723 / 0.801 (0.5 / 0.3: 0.726 / 0.798; with dense_weight 0.5: 0.724 / 0.798).
-    dense_previous: float = 1.0
-    dense_next: float = 0.5
+    # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
+    # of the vectors of the turns before and after it in its session (normalised), for the dense hits and
+    # the best lexical candidates: a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5 with
+    # 1.0 / 0.5: R@5 / R@10 0.722 / 0.795 -> 0.723 / 0.801 (0.5 / 0.3: 0.726 / 0.798), held out 0.699 /
+    # 0.777 -> 0.711 / 0.778; but reading ~300 stored vectors a query took `bench recall`'s p95 ratio from
+    # ~1.5 to ~1.7 (target 1.5). `hindsight bench locomo --variant dense-in-context` measures it.
+    dense_previous: float = 0.0
+    dense_next: float = 0.0
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /

@@ -33,6 +33,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
     "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
     "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
+    "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {
