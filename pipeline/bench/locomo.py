@@ -439,7 +439,7 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "are recallable at all.",
         "",
         "Rows: the floor is BM25 over the raw turn texts; dense only is cosine x weight x trust from the "
-        "pipeline's Qdrant index (recall before this change); `hybrid, X` is the default ranking with one "
+        "pipeline's Qdrant index (x 1.2 for the one speaker a question names); `hybrid, X` is the default ranking with one "
         "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
         "min-max fusion at 0.3 : 1; no-context: BM25 documents without the previous or next turn; "
         "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
