@@ -15,7 +15,7 @@ from pipeline.quality import SOURCE_TRUST, UNKNOWN_TRUST
 
 K = TypeVar("K", bound=Hashable)
 
-__all__ = ["SOURCE_TRUST", "UNKNOWN_TRUST", "Factors", "normalised", "order_turns", "rrf"]
+__all__ = ["SOURCE_TRUST", "UNKNOWN_TRUST", "Factors", "normalised", "order_turns", "rrf", "spread"]
 # A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
 SEMANTIC_BOOST = 1.2
 
@@ -59,9 +59,42 @@ class Factors:
     window: float = 1.0  # inside the time window the query names
     fact: float = 1.0  # states a current fact about an entity/attribute the query names
     superseded: float = 1.0  # history mode: what a newer fact replaced ranks below what replaced it
+    speaker: float = 1.0  # spoken by the one person the query names
 
     def product(self) -> float:
-        return self.weight * self.trust * self.semantic * self.window * self.fact * self.superseded
+        return (
+            self.weight
+            * self.trust
+            * self.semantic
+            * self.window
+            * self.fact
+            * self.superseded
+            * self.speaker
+        )
+
+
+def spread(
+    scores: Mapping[K, float],
+    adjacent: Mapping[K, tuple[K | None, K | None]],
+    *,
+    after: float,
+    before: float,
+) -> dict[K, float]:
+    """Relevance shared with neighbouring turns: each key scores at least `after` x the score of the turn
+    before it and `before` x the score of the turn after it (`adjacent`: key -> (previous, next)).
+
+    In conversation the words of a question are often in one turn and the answer in the next ("What got
+    you into running?" / "To de-stress"), and a question is often only told by its answer; the reply
+    to a match is likely what was asked about. Only the given scores spread (one step, not a chain);
+    neighbours without a score of their own join the result."""
+    out = dict(scores)
+    for key, score in scores.items():
+        previous, following = adjacent.get(key, (None, None))
+        if following is not None and after > 0:
+            out[following] = max(out.get(following, 0.0), after * score)
+        if previous is not None and before > 0:
+            out[previous] = max(out.get(previous, 0.0), before * score)
+    return out
 
 
 def order_turns(turn_ids: Sequence[str], relevance: Mapping[str, float]) -> tuple[str, ...]:

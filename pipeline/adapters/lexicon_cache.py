@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import cast
@@ -31,6 +32,11 @@ class _Scope:
         default_factory=dict
     )  # session -> its latest turn, the next one's context
     last_doc: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest document
+    # Recallable turns of a session in order, linked both ways (context-only turns are skipped): recall
+    # lets a match lift the turn that answered it and the turn it answered.
+    last_kept: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest recallable
+    previous: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    following: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
     high_water: datetime = EPOCH
     refreshed: float = 0.0  # monotonic
@@ -80,6 +86,18 @@ class Lexicon:
         for doc, s in scope.index.search(query, limit):
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
             out.append((str(kind), int(ref), s))
+        return out
+
+    def adjacent(
+        self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], tuple[tuple[str, int] | None, tuple[str, int] | None]]:
+        """(previous, next) recallable turn of the same session for each key that has one, as indexed."""
+        scope = self._scope(agent_id, user_id)
+        out = {}
+        for key in keys:
+            before, after = scope.previous.get(key), scope.following.get(key)
+            if before is not None or after is not None:
+                out[key] = (before, after)
         return out
 
     def _scope(self, agent_id: str, user_id: str) -> _Scope:
@@ -139,6 +157,11 @@ class Lexicon:
                 scope.index.add(ref, terms)
                 if doc.session_id is not None:
                     scope.last_doc[doc.session_id] = ref
+                    kept_before = scope.last_kept.get(doc.session_id)
+                    if kept_before is not None:
+                        scope.previous[ref] = kept_before
+                        scope.following[kept_before] = ref
+                    scope.last_kept[doc.session_id] = ref
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 

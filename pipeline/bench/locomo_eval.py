@@ -31,6 +31,9 @@ VARIANTS: dict[str, RecallTuning] = {
     "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
     "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
+    "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
+    "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
+    "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

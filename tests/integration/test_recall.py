@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -130,3 +131,52 @@ def test_recall_never_returns_another_scopes_memories(stack: Stack) -> None:
     assert _recall(stack, "violin lesson", "carol") == []
     response = stack.api.get("/v1/recall", params={"q": "violin", "agent_id": "agent-b", "user_id": "ana"})
     assert response.json() == {"results": [], "space": "private"}
+
+
+def test_a_match_lifts_its_neighbouring_turns_and_the_named_speaker_s_turns(stack: Stack) -> None:
+    stack.start_scheduler()
+    turns = [
+        ("Melanie", "These are my new shoes for the marathon next month!"),
+        ("Caroline", "Love them, Melanie! Marathon running sounds so hard, I could never do it."),
+        ("Melanie", "My doctor suggested it to help me de-stress after long days at the hospital."),
+        ("Caroline", "My cousin Ben also trains for one every spring in Boston."),
+    ]
+    ids = [
+        stack.client.write_memory(
+            "agent-a",
+            "sp",
+            "s1",
+            "user",
+            text,
+            ts=JAN + timedelta(minutes=i),
+            metadata={"speaker": speaker},
+            turn_id=f"sp-{i}",
+        )
+        for i, (speaker, text) in enumerate(turns)
+    ]
+    stack.client.end_session("agent-a", "sp", "s1")
+    stack.wait_indexed(ids)
+    _session(stack, "sp", "s2", UNRELATED[:3], JAN + timedelta(days=3))  # other words, another session
+
+    results = _recall(stack, "Why did Melanie get into marathon running?", "sp")
+    by_turn = {r["source_turn_ids"][0]: r for r in results}
+    assert set(ids) <= set(by_turn), "every turn was kept and recallable"
+    fused = {t: by_turn[t]["explain"]["fused"] for t in ids}
+    # Each turn ranks at least 0.7 of the relevance of the turn before it and 0.5 of the one after it
+    # (RecallTuning.after_match / before_match); Ben's turn shares no word with the question but follows
+    # one that does.
+    for before, after in itertools.pairwise(ids):
+        assert fused[after] >= 0.7 * fused[before] - 1e-6
+        assert fused[before] >= 0.5 * fused[after] - 1e-6
+    assert by_turn[ids[3]]["explain"]["lexical_rank"] is None or by_turn[ids[3]]["explain"]["from_neighbour"]
+    assert any(by_turn[t]["explain"]["from_neighbour"] for t in ids)
+    assert all(by_turn[t]["explain"]["dense_in_context"] is None for t in ids)  # off by default
+    # Melanie is named: her own turns carry the speaker boost, Caroline's do not.
+    assert by_turn[ids[0]]["explain"]["speaker_boost"] > 1
+    assert by_turn[ids[2]]["explain"]["speaker_boost"] > 1
+    assert by_turn[ids[1]]["explain"]["speaker_boost"] == 1
+    assert by_turn[ids[3]]["explain"]["speaker_boost"] == 1
+    # Naming both speakers favours neither.
+    both = _recall(stack, "What did Caroline tell Melanie about marathon running?", "sp")
+    assert both
+    assert all(r["explain"]["speaker_boost"] == 1 for r in both)

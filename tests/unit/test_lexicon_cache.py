@@ -92,3 +92,16 @@ def test_a_participant_named_in_someone_elses_turn_is_an_address_not_the_topic()
     assert set(hits) == {1, 3}
     counted = [i for _, i, _ in _lexicon(store, address_weight=1.0).search("a", "u", "Melanie", 5)]
     assert 2 in counted  # the knob restores the plain count
+
+
+def test_adjacent_links_the_recallable_turns_of_a_session_in_order() -> None:
+    store = Store()
+    store.add(1, "What got you into running?", speaker="Melanie")
+    store.add(2, "Hmm", speaker="Caroline", kept=False)  # cold: skipped, not a neighbour
+    store.add(3, "To de-stress after work", speaker="Caroline")
+    store.add(4, "A different session", session="s2")
+    store.add(5, "And the end of the first", speaker="Melanie")
+    lex = _lexicon(store)
+    e = "episode"
+    got = lex.adjacent("a", "u", [(e, 1), (e, 3), (e, 4), (e, 5), (e, 99)])
+    assert got == {(e, 1): (None, (e, 3)), (e, 3): ((e, 1), (e, 5)), (e, 5): ((e, 3), None)}

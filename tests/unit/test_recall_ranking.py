@@ -177,3 +177,92 @@ def test_bm25_extend_scores_as_if_the_terms_had_been_added_at_once() -> None:
         got, want = extended.search(query, 5), whole.search(query, 5)
         assert [d for d, _ in got] == [d for d, _ in want]
         assert [s for _, s in got] == pytest.approx([s for _, s in want])
+
+
+def test_spread_lifts_the_reply_and_the_question_of_a_match_one_step_only() -> None:
+    # q -> a -> b -> c in one session; only "a" matched.
+    adjacent = {"q": (None, "a"), "a": ("q", "b"), "b": ("a", "c"), "c": ("b", None)}
+    out = ranking.spread({"a": 1.0}, adjacent, after=0.7, before=0.5)
+    assert out == {"a": 1.0, "b": pytest.approx(0.7), "q": pytest.approx(0.5)}  # not "c": one step
+    # The larger of a turn's own relevance and its neighbours' share, not their sum.
+    out = ranking.spread({"a": 1.0, "b": 0.9, "q": 0.1}, adjacent, after=0.7, before=0.5)
+    assert out["b"] == pytest.approx(0.9)
+    assert out["q"] == pytest.approx(0.5)
+    assert out["a"] == pytest.approx(1.0)  # b's 0.45 and q's 0.07 do not lift it
+    assert out["c"] == pytest.approx(0.63)
+    assert ranking.spread({"a": 1.0}, adjacent, after=0.0, before=0.0) == {"a": 1.0}
+
+
+def test_named_speaker_is_the_one_person_the_query_names() -> None:
+    speakers = ["Caroline", "Melanie", None, "Caroline"]
+    assert recall.named_speaker("What did Caroline paint?", speakers) == "Caroline"
+    assert recall.named_speaker("What is Caroline's favourite book?", speakers) == "Caroline"
+    assert recall.named_speaker("What did Melanie give Caroline?", speakers) is None  # two people
+    assert recall.named_speaker("What did she paint?", speakers) is None
+    assert recall.named_speaker("Where does John Smith work?", ["John Smith", "Ann Lee"]) == "John Smith"
+
+
+def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
+    from datetime import UTC, datetime
+
+    def row(id_: int, speaker: str) -> recall.RecallEpisode:
+        ts = datetime(2024, 1, 1, tzinfo=UTC)
+        return recall.RecallEpisode(id_, f"t{id_}", (), "s", "text", ts, "user", 1.0, False, 0, speaker)
+
+    tuning = recall.RecallTuning(speaker_boost=1.5)
+    rows = {1: row(1, "Caroline"), 2: row(2, "Melanie")}
+    own = recall._hit(recall._Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, "Caroline")
+    other = recall._hit(
+        recall._Candidate(("episode", 2), fused=0.8), rows, {}, None, set(), tuning, "Caroline"
+    )
+    assert own is not None
+    assert other is not None
+    assert own.score == pytest.approx(0.9)
+    assert other.score == pytest.approx(0.8)
+    assert own.explain is not None
+    assert own.explain["speaker_boost"] == 1.5
+    unnamed = recall._hit(recall._Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, None)
+    assert unnamed is not None
+    assert unnamed.score == pytest.approx(0.6)
+
+
+def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> None:
+    import numpy as np
+
+    e = "episode"
+    vectors = {
+        1: np.array([1.0, 0.0, 0.0], dtype=np.float32),  # the question, about what the query asks
+        2: np.array([0.0, 1.0, 0.0], dtype=np.float32),  # the reply: nothing alike on its own
+        3: np.array([0.0, 0.0, 1.0], dtype=np.float32),  # a turn of another session
+        4: np.array([1.0, 0.0, 0.0], dtype=np.float32),
+    }
+
+    class Store:
+        def __init__(self) -> None:
+            self.asked: list[int] = []
+
+        def embeddings(self, ids: list[int], *, agent_id: str, user_id: str) -> dict[int, np.ndarray]:
+            self.asked = list(ids)
+            return {i: vectors[i] for i in ids if i in vectors}
+
+    store = Store()
+    candidates = {
+        (e, 2): recall._Candidate((e, 2), lexical=3.0, lexical_rank=1),
+        (e, 4): recall._Candidate((e, 4), lexical=0.1, lexical_rank=60),  # beyond `candidates`: no cosine
+        (e, 3): recall._Candidate((e, 3), dense=0.1),
+        ("semantic", 9): recall._Candidate(("semantic", 9), dense=0.4),
+    }
+    adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=50)
+    out = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
+    assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
+    assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
+    assert candidates[(e, 2)].dense_context == pytest.approx(1 / np.sqrt(2))
+    assert out[(e, 3)] == 0.0  # alone in its session: its own cosine
+    assert out[("semantic", 9)] == pytest.approx(0.4)  # semantic memories keep the index's cosine
+    assert next(iter(out)) == (e, 2)  # best first
+    assert (e, 4) not in out
+    no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0)
+    plain = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
+    assert plain[(e, 2)] == pytest.approx(0.0)

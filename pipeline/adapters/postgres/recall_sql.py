@@ -8,7 +8,9 @@ from datetime import datetime
 
 from sqlalchemy import Engine, text
 
+from pipeline.adapters.embedder import from_blob
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.ports import Vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,7 @@ class RecallEpisode:
     # Members of the smallest open semantic memory this episode is folded into (0: none): recall undoes
     # the consolidation penalty when that memory is too big to stand in for it.
     folded_into: int = 0
+    speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,7 @@ class FactHit:
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
 _EPISODES = """
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
+           e.metadata->>'speaker' AS speaker,
            (EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                     AND e.turn_id = ANY(f.turn_ids))
             AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
@@ -73,6 +77,11 @@ _LEXICAL = """
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
     ORDER BY 1, 2
+"""
+
+_EMBEDDINGS = """
+    SELECT id, embedding FROM episodes
+    WHERE id = ANY(:ids) AND agent_id = :a AND user_id = :u AND embedding IS NOT NULL
 """
 
 _FACTS = """
@@ -112,10 +121,19 @@ class RecallStore:
                     r.weight,
                     bool(r.superseded),
                     int(r.folded_into or 0),
+                    r.speaker,
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
         return out if history else {i: e for i, e in out.items() if not e.superseded}
+
+    def embeddings(self, ids: Sequence[int], *, agent_id: str, user_id: str) -> dict[int, Vector]:
+        """The stored embeddings of these episodes of the scope (those that have one)."""
+        if not ids:
+            return {}
+        params = {"ids": list(ids), "a": agent_id, "u": user_id}
+        with translate_errors(), self.engine.connect() as conn:
+            return {r.id: from_blob(r.embedding) for r in conn.execute(text(_EMBEDDINGS), params)}
 
     def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
         """Episodes reviewed and semantic memories created after `since`, in id order (turn order)."""
