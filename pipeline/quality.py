@@ -91,9 +91,7 @@ _WHOLE_FILLER = frozenset(
 
 def _phrases(*alternatives: str) -> GatedPattern:
     # ASCII letters must not touch the match (so "hi" is not found in "this"); CJK needs no boundary.
-    return GatedPattern(
-        re.compile(r"(?<![a-z'])(?:" + "|".join(alternatives) + r")(?![a-z'])", re.IGNORECASE)
-    )
+    return GatedPattern.compile(r"(?<![a-z'])(?:" + "|".join(alternatives) + r")(?![a-z'])", re.IGNORECASE)
 
 
 # Pleasantries, tried in this order and removed from the text; if no content is left the turn is one.
@@ -151,8 +149,8 @@ _PLEASANTRIES: tuple[tuple[str, GatedPattern], ...] = (
 _MONTHS = "january february march april may june july august september october november december"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday"
 _CALENDAR = frozenset((_MONTHS + " " + _DAYS + " jan feb mar apr jun jul aug sep sept oct nov dec").split())
-_EMAIL = GatedPattern(re.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}"))
-_URL = GatedPattern(re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE))
+_EMAIL = GatedPattern.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
+_URL = GatedPattern.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 # International (+...), NANP-like 3-3-4, or a Chinese mobile; not a date like 2024-05-03.
 _PHONE = re.compile(r"\+\d[\d\s().-]{6,18}\d|\b\d{3}[\s.-]?\d{3,4}[\s.-]?\d{4}\b|\b1\d{10}\b")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -171,11 +169,9 @@ _DATE_NUMERIC = re.compile(
     re.IGNORECASE,
 )
 _HAS_DIGIT = re.compile(r"\d")
-_DATE_PHRASE = GatedPattern(
-    re.compile(
-        r"\bin may\b|\bnext (?:week|month|year)\b|(?:周|星期|礼拜)[一二三四五六日天]|[上下]午|明天|后天|下周|下个月",
-        re.IGNORECASE,
-    )
+_DATE_PHRASE = GatedPattern.compile(
+    r"\bin may\b|\bnext (?:week|month|year)\b|(?:周|星期|礼拜)[一二三四五六日天]|[上下]午|明天|后天|下周|下个月",
+    re.IGNORECASE,
 )
 
 
@@ -187,14 +183,12 @@ def _has_date(text: str) -> bool:
     )
 
 
-_TITLE = GatedPattern(re.compile(r"《[^》]{1,40}》|“[^”]{2,60}”|\"[A-Z][^\"]{1,60}\"|「[^」]{1,40}」"))
+_TITLE = GatedPattern.compile(r"《[^》]{1,40}》|“[^”]{2,60}”|\"[A-Z][^\"]{1,60}\"|「[^」]{1,40}」")
 # Chinese has no capitals: places and organisations by their suffix or by "在…工作", names after "我叫".
-_ZH_PLACE = GatedPattern(
-    re.compile(
-        r"[\u4e00-\u9fff]{2,8}?(?:省|市|区|县|镇|村|路|街|号楼|大学|公司)|在[\u4e00-\u9fff]{2,8}?(?:工作|上班|上学|读书)"
-    )
+_ZH_PLACE = GatedPattern.compile(
+    r"[\u4e00-\u9fff]{2,8}?(?:省|市|区|县|镇|村|路|街|号楼|大学|公司)|在[\u4e00-\u9fff]{2,8}?(?:工作|上班|上学|读书)"
 )
-_ZH_NAME = GatedPattern(re.compile(r"(?:我叫|名字是|名字叫|叫做)[\u4e00-\u9fff]{2,4}"))
+_ZH_NAME = GatedPattern.compile(r"(?:我叫|名字是|名字叫|叫做)[\u4e00-\u9fff]{2,4}")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _NOT_NAMES = _EN_STOPWORDS | _EN_FILLER | _CALENDAR
 _SENTENCE = re.compile(r"[.!?\n。！？]+")
@@ -205,36 +199,30 @@ _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
 # The user as subject or owner; not as the object of a request ("help me", "帮我查").
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|our)\b|(?<![帮给让替])我")
-_ABOUT_USER = GatedPattern(re.compile(r"\b(?:the user|user's)\b|用户"))
+_ABOUT_USER = GatedPattern.compile(r"\b(?:the user|user's)\b|用户")
 
 # -- timeliness ------------------------------------------------------------------------------------
 
-_DURABLE = GatedPattern(
-    re.compile(
-        r"\b(?:my name is|call me|i'm called|i live|i'm living|i work|i'm from|i grew up|i was born|born in"
-        r"|my (?:wife|husband|partner|son|daughter|kids?|children|sister|brother|mom|mother|dad|father|parents"
-        r"|family|boss|dog|cat)|allergic|allergy|intoleran\w*|vegan|vegetarian|diet|always|never|usually"
-        r"|generally|every (?:day|week|morning|time)|prefer\w*|favou?rite|i (?:really )?(?:like|love|hate|dislike)"
-        r"|birthday|i'm an? \w+|i am an? \w+)\b"
-        r"|我是|我住|我叫|名字|我在[^，。,.]{1,10}(?:工作|上班|上学|读书)|过敏|忌口|喜欢|讨厌|一直|总是|从不|从来"
-        r"|通常|平时|每天|每周|吃素|素食|生日|我的?(?:老婆|妻子|丈夫|老公|儿子|女儿|孩子|妈妈|母亲|爸爸|父亲"
-        r"|姐姐|妹妹|哥哥|弟弟|家人|父母)",
-    )
+_DURABLE = GatedPattern.compile(
+    r"\b(?:my name is|call me|i'm called|i live|i'm living|i work|i'm from|i grew up|i was born|born in"
+    r"|my (?:wife|husband|partner|son|daughter|kids?|children|sister|brother|mom|mother|dad|father|parents"
+    r"|family|boss|dog|cat)|allergic|allergy|intoleran\w*|vegan|vegetarian|diet|always|never|usually"
+    r"|generally|every (?:day|week|morning|time)|prefer\w*|favou?rite|i (?:really )?(?:like|love|hate|dislike)"
+    r"|birthday|i'm an? \w+|i am an? \w+)\b"
+    r"|我是|我住|我叫|名字|我在[^，。,.]{1,10}(?:工作|上班|上学|读书)|过敏|忌口|喜欢|讨厌|一直|总是|从不|从来"
+    r"|通常|平时|每天|每周|吃素|素食|生日|我的?(?:老婆|妻子|丈夫|老公|儿子|女儿|孩子|妈妈|母亲|爸爸|父亲"
+    r"|姐姐|妹妹|哥哥|弟弟|家人|父母)",
 )
-_TRANSIENT = GatedPattern(
-    re.compile(
-        r"\b(?:right now|today|tonight|this (?:morning|afternoon|evening)|at the moment|currently|just now"
-        r"|for now|at this point|in a minute|tomorrow)\b|(?<!从)现在|今天|今晚|今早|刚才|刚刚|目前|此刻|马上|这会儿|明天"
-    )
+_TRANSIENT = GatedPattern.compile(
+    r"\b(?:right now|today|tonight|this (?:morning|afternoon|evening)|at the moment|currently|just now"
+    r"|for now|at this point|in a minute|tomorrow)\b|(?<!从)现在|今天|今晚|今早|刚才|刚刚|目前|此刻|马上|这会儿|明天"
 )
 # Of those, what is stale by tomorrow ("I'm tired today"). The rest name a spell or a plan: "I'm currently
 # reading The Lean Startup", "see you tomorrow at McGee's" hold for days to weeks, and are what a friend
 # later asks about (on LoCoMo, 22 of the 51 cold personal statements with such a word were evidence turns).
-_MOMENTARY = GatedPattern(
-    re.compile(
-        r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just now|in a minute)\b"
-        r"|今天|今晚|今早|刚才|刚刚|马上|这会儿"
-    )
+_MOMENTARY = GatedPattern.compile(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just now|in a minute)\b"
+    r"|今天|今晚|今早|刚才|刚刚|马上|这会儿"
 )
 
 # -- actionability -----------------------------------------------------------------------------------
@@ -243,72 +231,60 @@ _ACTION_KINDS: tuple[tuple[str, float, GatedPattern], ...] = (
     (
         "correction",
         0.9,
-        GatedPattern(
-            re.compile(
-                r"\b(?:actually|correction|i meant|i misspoke|i was wrong|typo|no,? it'?s|no,? it is)\b"
-                r"|\b(?:is|it'?s|was)\s+\w+,\s*not\s+\w+"
-                r"|不对|应该是|其实是|说错了|搞错了|写错了|更正|纠正|不是[^，。,.]{1,10}[，,]?而是"
-            )
+        GatedPattern.compile(
+            r"\b(?:actually|correction|i meant|i misspoke|i was wrong|typo|no,? it'?s|no,? it is)\b"
+            r"|\b(?:is|it'?s|was)\s+\w+,\s*not\s+\w+"
+            r"|不对|应该是|其实是|说错了|搞错了|写错了|更正|纠正|不是[^，。,.]{1,10}[，,]?而是"
         ),
     ),
     (
         "instruction",
         0.85,
-        GatedPattern(
-            re.compile(
-                r"\b(?:don'?t|do not|never|always|make sure|remind me|remember (?:that|to)|from now on|going forward"
-                r"|stop \w+ing|avoid|call me|(?:email|e-mail|text|call|message|ping|notify|contact|reach|dm) me)\b"
-                # 别 and 不要 are not orders inside 特别/区别/性别 ("especially", ...) or 要不要 ("want or not?").
-                r"|(?<!要)不要|(?<![特区分级类告识性派])别(?![人的处])|(?<![我他她])记得|记住|提醒我|务必|一定要|必须"
-                r"|以后(?:都|请|要|别|不要|记得|一律)|今后|从现在(?:起|开始)|改用|改成|换成"
-                r"|用[^，。！？,.!?]{1,10}(?:通知|联系|发|告诉|提醒)我|(?:通知|联系|告诉)我|发(?:到|给)我"
-            )
+        GatedPattern.compile(
+            r"\b(?:don'?t|do not|never|always|make sure|remind me|remember (?:that|to)|from now on|going forward"
+            r"|stop \w+ing|avoid|call me|(?:email|e-mail|text|call|message|ping|notify|contact|reach|dm) me)\b"
+            # 别 and 不要 are not orders inside 特别/区别/性别 ("especially", ...) or 要不要 ("want or not?").
+            r"|(?<!要)不要|(?<![特区分级类告识性派])别(?![人的处])|(?<![我他她])记得|记住|提醒我|务必|一定要|必须"
+            r"|以后(?:都|请|要|别|不要|记得|一律)|今后|从现在(?:起|开始)|改用|改成|换成"
+            r"|用[^，。！？,.!?]{1,10}(?:通知|联系|发|告诉|提醒)我|(?:通知|联系|告诉)我|发(?:到|给)我"
         ),
     ),
     (
         "preference",
         0.8,
-        GatedPattern(
-            re.compile(
-                r"\b(?:i (?:really )?(?:prefer|like|love|hate|dislike|enjoy|can't stand)|prefer(?:red|s)?"
-                r"|favou?rite|i'd rather|i would rather|rather than|instead of)\b"
-                r"|喜欢|偏好|偏爱|爱吃|爱喝|讨厌|不爱|宁可|宁愿|习惯"
-            )
+        GatedPattern.compile(
+            r"\b(?:i (?:really )?(?:prefer|like|love|hate|dislike|enjoy|can't stand)|prefer(?:red|s)?"
+            r"|favou?rite|i'd rather|i would rather|rather than|instead of)\b"
+            r"|喜欢|偏好|偏爱|爱吃|爱喝|讨厌|不爱|宁可|宁愿|习惯"
         ),
     ),
     (
         "contact",
         0.8,
-        GatedPattern(
-            re.compile(
-                r"\b(?:my (?:e-?mail|phone|number|cell|mobile|address|handle|telegram|whatsapp|wechat))\b"
-                r"|[a-z0-9._%+-]@[a-z0-9-]{1,63}\.[a-z]|邮箱|电话|手机号?|微信号?|飞书|钉钉|地址"
-            )
+        GatedPattern.compile(
+            r"\b(?:my (?:e-?mail|phone|number|cell|mobile|address|handle|telegram|whatsapp|wechat))\b"
+            r"|[a-z0-9._%+-]@[a-z0-9-]{1,63}\.[a-z]|邮箱|电话|手机号?|微信号?|飞书|钉钉|地址"
         ),
     ),
     (
         "constraint",
         0.8,
-        GatedPattern(
-            re.compile(
-                r"\b(?:can'?t|cannot|won't|must|have to|only|no (?:more|later|earlier) than|at (?:most|least)"
-                r"|before \d|after \d|by \d|budget|deadline|allergic|allergy|intoleran\w*|vegan|vegetarian|halal"
-                r"|kosher|gluten)\b"
-                r"|不能|不可以|只能|最多|至少|以内|预算|截止|(?:[点号日天午周月]|周[一二三四五六日天])(?:之前|以前|之后|以后)|过敏|忌口|不吃|吃素|素食|清真|不喝"
-            )
+        GatedPattern.compile(
+            r"\b(?:can'?t|cannot|won't|must|have to|only|no (?:more|later|earlier) than|at (?:most|least)"
+            r"|before \d|after \d|by \d|budget|deadline|allergic|allergy|intoleran\w*|vegan|vegetarian|halal"
+            r"|kosher|gluten)\b"
+            r"|不能|不可以|只能|最多|至少|以内|预算|截止|(?:[点号日天午周月]|周[一二三四五六日天])(?:之前|以前|之后|以后)|过敏|忌口|不吃|吃素|素食|清真|不喝"
         ),
     ),
 )
 _ACTION_VALUE: dict[str, float] = {kind: value for kind, value, _ in _ACTION_KINDS}
 # Polite asks are standing instructions ("please answer in Chinese") unless they ask for a one-off task
 # ("please look up the weather") or a question.
-_POLITE = GatedPattern(re.compile(r"\b(?:please|pls|i want|i need|i'd like|i would like)\b|请(?!问)|希望"))
-_REQUEST = GatedPattern(
-    re.compile(
-        r"^(?:(?:please|pls|can you|could you|would you) )?(?:help me|find|search|look up|look for|check|show me"
-        r"|tell me|give me|get me|book|translate|summari[sz]e|write|draft|explain|calculate)\b"
-        r"|帮我|帮忙|查一下|查查|搜一下|找一下|看一下|看看|翻译|总结"
-    )
+_POLITE = GatedPattern.compile(r"\b(?:please|pls|i want|i need|i'd like|i would like)\b|请(?!问)|希望")
+_REQUEST = GatedPattern.compile(
+    r"^(?:(?:please|pls|can you|could you|would you) )?(?:help me|find|search|look up|look for|check|show me"
+    r"|tell me|give me|get me|book|translate|summari[sz]e|write|draft|explain|calculate)\b"
+    r"|帮我|帮忙|查一下|查查|搜一下|找一下|看一下|看看|翻译|总结"
 )
 # Sentences, each with its closing punctuation, so that a question's "?" stays with it.
 _SENTENCE_WITH_END = re.compile(r"[^.!?\n。！？]+[.!?。！？]*")

@@ -103,9 +103,8 @@ class _Candidate:
     lexical_rank: int | None = None
     fused: float = 0.0
     neighbour: float = 0.0  # relevance shared by an adjacent turn (ranking.spread), when it raised `fused`
-    dense_context: float | None = (
-        None  # cosine with the turn and its neighbours (RecallTuning.dense_previous)
-    )
+    # Cosine with the turn and its neighbours mixed in (RecallTuning.dense_previous), when measured.
+    dense_context: float | None = None
 
 
 def recall(
@@ -273,7 +272,8 @@ def named_speaker(query: str, speakers: Iterable[str | None]) -> str | None:
     """The one speaker among `speakers` whom the query names (any word of the name), else None: a query
     naming two people ("what did Melanie give Caroline") favours neither."""
     words = set(lexical.tokens(query))
-    named = {s for s in speakers if s and words.intersection(lexical.tokens(s))}
+    # Speakers repeat across a query's candidates: each name is tokenised once.
+    named = {s for s in set(speakers) if s and words.intersection(lexical.tokens(s))}
     return named.pop() if len(named) == 1 else None
 
 

@@ -32,6 +32,15 @@ def _private(name: str) -> Any:
 _sre_parse = _private("re._parser")
 _c = _private("re._constants")
 
+_REPEATS = (
+    frozenset(
+        x for x in (getattr(_c, n, None) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")) if x
+    )
+    if _c is not None
+    else frozenset()
+)
+_ATOMIC = getattr(_c, "ATOMIC_GROUP", object()) if _c is not None else object()
+
 Literals = frozenset[str]
 
 # Characters outside ASCII that `re.IGNORECASE` equates with an ASCII letter, while `str.lower()`
@@ -92,6 +101,10 @@ class GatedPattern:
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern = pattern
         self.gate = Gate.of(pattern)
+
+    @classmethod
+    def compile(cls, source: str, flags: int = 0) -> GatedPattern:
+        return cls(re.compile(source, flags))
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.pattern.search(text) if self.gate.admits(text) else None
@@ -190,13 +203,3 @@ def _needed(items: Any) -> Literals | None:
         # Anything else (classes, anchors, lookarounds, back-references) only ends the literal run.
     flush()
     return _best(candidates)
-
-
-_REPEATS = (
-    frozenset(
-        x for x in (getattr(_c, n, None) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")) if x
-    )
-    if _c is not None
-    else frozenset()
-)
-_ATOMIC = getattr(_c, "ATOMIC_GROUP", object()) if _c is not None else object()
