@@ -147,17 +147,19 @@ def read_review_metrics(engine: Engine) -> ReviewMetrics:
 
 
 def _read_batches(conn: Any, m: ReviewMetrics) -> None:
-    # A fast worker can start a batch before its dispatcher stamps dispatched_at (which then stays
-    # NULL): a batch that started was dispatched all the same.
-    for trigger, kind, n in conn.execute(
+    # One scan of `batches` for both families (a scrape used to read it twice). A fast worker can start a
+    # batch before its dispatcher stamps dispatched_at (which then stays NULL): a batch that started was
+    # dispatched all the same.
+    rows = conn.execute(
         text(
-            "SELECT trigger, kind, count(*) FROM batches "
-            "WHERE dispatched_at IS NOT NULL OR started_at IS NOT NULL GROUP BY trigger, kind"
+            "SELECT trigger, kind, status, (dispatched_at IS NOT NULL OR started_at IS NOT NULL), count(*) "
+            "FROM batches GROUP BY 1, 2, 3, 4"
         )
-    ):
-        m.dispatched[(trigger, kind)] = int(n)
-    for status, n in conn.execute(text("SELECT status, count(*) FROM batches GROUP BY status")):
-        m.batches_by_status[status] = int(n)
+    )
+    for trigger, kind, status, dispatched, n in rows:
+        m.batches_by_status[status] = m.batches_by_status.get(status, 0) + int(n)
+        if dispatched:
+            m.dispatched[(trigger, kind)] = m.dispatched.get((trigger, kind), 0) + int(n)
     pending, oldest = conn.execute(
         text("SELECT count(*), extract(epoch FROM now() - min(created_at)) FROM index_outbox")
     ).one()
