@@ -29,7 +29,7 @@ import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -48,12 +48,15 @@ from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.models import PRIORITY_BY_SOURCE, SessionEnd, Turn
 from pipeline.ports import Vector
+from pipeline.recall import DEFAULT_TUNING, RecallTuning
 
 REVIEW_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_month_review"
 RAW_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_month_raw"
 REVIEW_REDIS_URL = "redis://127.0.0.1:6379/5"
 AGENT = "month"
 K = 10
+# Beside the default (1.0): how much of the review side's recall gap is decay's weight burying old turns.
+WEIGHT_EXPONENTS = (0.5, 0.0)
 SAMPLE_QUERIES = 40  # the fixed sample whose recall latency is measured every day, on both sides
 TICK_TURNS = 25  # turns per simulated scheduler round (~20 simulated minutes at 1,000 turns a day)
 ACTIVE_TARGET = 1500
@@ -390,7 +393,7 @@ def store_raw(side: Side, turns: Sequence[TrafficTurn], cache: VectorCache, sett
 
 
 def make_recaller(
-    side: Side, embedder: CachedEmbedder
+    side: Side, embedder: CachedEmbedder, tuning: RecallTuning = DEFAULT_TUNING
 ) -> Callable[[Question, datetime], list[tuple[str, ...]]]:
     """The recall use case (as GET /v1/recall runs it) with a fresh BM25 lexicon of the side's state."""
     from pipeline.adapters.lexicon_cache import Lexicon
@@ -412,6 +415,7 @@ def make_recaller(
             embedder=embedder,
             lexicon=lexicon,
             now=now,
+            tuning=tuning,
         )
         return [tuple(t.removeprefix(prefix) for t in h.source_turn_ids) for h in hits]
 
@@ -477,6 +481,8 @@ class MonthResult:
     loads: tuple[float, float] = (0.0, 0.0)
     ceiling: float = 0.0  # review side: mean share of a question's evidence turns still hot
     folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
+    # Review side's recall@10 with the memory weight counted as weight ** exponent (RecallTuning).
+    by_weight_exponent: dict[float, float] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -515,6 +521,7 @@ class MonthResult:
                 for d in self.days
             ],
             "breakdown_review": {k: dict(v) for k, v in self.breakdown.items()},
+            "recall_at_10_review_by_weight_exponent": {str(e): v for e, v in self.by_weight_exponent.items()},
             "what_if_folded_cold": (
                 None
                 if self.folded_cold is None
@@ -628,6 +635,11 @@ def run_month_bench(
             result.questions = len(asked)
             result.review_r10 = _recall_at_10(make_recaller(review, embedder), asked, end)
             result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
+            for exponent in WEIGHT_EXPONENTS:
+                tuning = replace(DEFAULT_TUNING, weight_exponent=exponent)
+                result.by_weight_exponent[exponent] = _recall_at_10(
+                    make_recaller(review, embedder, tuning), asked, end
+                )
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
             result.batches, result.review_s = reviewed.batches, reviewed.review_s
             result.ceiling = review.ceiling(asked)
@@ -760,6 +772,15 @@ def verdict_lines(r: MonthResult) -> list[str]:
             f"measured on the final state): active **{active:,}**, recall@10 **{r10:.3f}**, ratio "
             f"**{r10 / r.raw_r10:.3f}**."
         ]
+    if r.by_weight_exponent and r.raw_r10:
+        pairs = ", ".join(
+            f"weight^{e:g}: {r10:.3f} (ratio {r10 / r.raw_r10:.3f})"
+            for e, r10 in r.by_weight_exponent.items()
+        )
+        what_if.append(
+            f"The review side's recall@10 with the memory weight counted softer in the ranking (default weight^1, "
+            f"DESIGN §2): {pairs}."
+        )
     return [
         f"Active memories after {len(r.days)} days: **{r.final_active:,} with review vs {raw_active:,} raw** "
         f"(target ≤ {ACTIVE_TARGET:,}: {'met' if active_ok else '**missed**'}).",
