@@ -23,6 +23,7 @@ from pipeline import lexical, ranking
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import RecallEpisode, RecallStore
 from pipeline.adapters.postgres.repository import EPISODE, SEMANTIC, Repository, SemanticRow
+from pipeline.lexical import Feedback
 from pipeline.models import Hit
 from pipeline.ports import Embedder, Vector, VectorIndex
 from pipeline.temporal import Window, time_window
@@ -82,11 +83,23 @@ class RecallTuning:
     # ~1.5 to ~1.7 (target 1.5). `hindsight bench locomo --variant dense-in-context` measures it.
     dense_previous: float = 0.0
     dense_next: float = 0.0
+    # Cosines re-taken from the stored vectors even without neighbours mixed in (dense_previous = 0).
+    dense_rescore: bool = False
+    # When re-scoring: the lexical candidates up to this rank are given a cosine too.
+    dense_lexical: int = 50
+    dense_keep: int = 50  # the dense list then keeps this many (0: all)
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
     # 0.798, but adversarial questions, which name the wrong person on purpose, lose more).
     speaker_boost: float = 1.2
+    # Pseudo-relevance feedback on the lexical side (lexical.Feedback; 0 docs: off).
+    feedback_docs: int = 0
+    feedback_terms: int = 10
+    feedback_weight: float = 0.3
+    # Each hit ranks at this factor per better hit already taken from its session (1.0: off), so that a
+    # question whose answer is spread over sessions gets more than one session's turns.
+    session_diversity: float = 1.0
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -133,8 +146,13 @@ def recall(
     lex_limit = (
         tuning.window_candidates if window is not None and tuning.window_candidates else tuning.candidates
     )
+    feedback = (
+        Feedback(tuning.feedback_docs, tuning.feedback_terms, tuning.feedback_weight)
+        if tuning.feedback_docs > 0
+        else None
+    )
     lex_future = (
-        _POOL.submit(lexicon.search, agent_id, user_id, query, lex_limit)
+        _POOL.submit(lexicon.search, agent_id, user_id, query, lex_limit, feedback)
         if use_lexical and lexicon is not None
         else None
     )
@@ -160,8 +178,10 @@ def recall(
         c.lexical, c.lexical_rank = s, rank
         lex_list.append((key, s))
     adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
-    if tuning.dense and adjacent and (tuning.dense_previous > 0 or tuning.dense_next > 0):
-        dense_list = _dense_in_context(store, vector, candidates, adjacent, agent_id, user_id, tuning)
+    if tuning.dense and (tuning.dense_previous > 0 or tuning.dense_next > 0 or tuning.dense_rescore):
+        dense_list = _dense_in_context(
+            store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning
+        )
     lists = {"dense": dense_list, "lexical": lex_list}
     weights = {"dense": tuning.dense_weight, "lexical": tuning.lexical_weight}
     if not use_lexical:
@@ -202,11 +222,35 @@ def recall(
     hits.sort(key=_rank_key, reverse=True)
     if tuning.stand_in:
         hits = _stand_in(hits, tuning.stand_in_max)
+    if tuning.session_diversity < 1.0:
+        return _diversified(hits, k, tuning.session_diversity)
     return hits[:k]
+
+
+def _diversified(hits: list[Hit], k: int, factor: float) -> list[Hit]:
+    """The k best by score x factor ** (hits of the same session taken before), greedily."""
+    left = list(hits)
+    taken: dict[str, int] = {}
+    out: list[Hit] = []
+    while left and len(out) < k:
+        best = max(
+            range(len(left)),
+            key=lambda i: (
+                left[i].score * factor ** taken.get(left[i].session_id or "", 0)
+                if left[i].session_id
+                else left[i].score
+            ),
+        )
+        hit = left.pop(best)
+        if hit.session_id:
+            taken[hit.session_id] = taken.get(hit.session_id, 0) + 1
+        out.append(hit)
+    return out
 
 
 def _dense_in_context(
     store: RecallStore,
+    lexicon: Lexicon | None,
     vector: Vector,
     candidates: dict[Key, _Candidate],
     adjacent: dict[Key, tuple[Key | None, Key | None]],
@@ -221,35 +265,38 @@ def _dense_in_context(
     keys = [
         k
         for k, c in candidates.items()
-        if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.candidates
+        if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.dense_lexical
     ]
-    wanted = {ref for kind, ref in keys if kind == EPISODE}
+    wanted = {key for key in keys if key[0] == EPISODE}
     for key in keys:
         for neighbour in adjacent.get(key, (None, None)):
             if neighbour is not None:
-                wanted.add(neighbour[1])
-    vectors = store.embeddings(sorted(wanted), agent_id=agent_id, user_id=user_id)
+                wanted.add(neighbour)
+    if lexicon is not None and lexicon.keep_vectors:
+        vectors = lexicon.vectors(agent_id, user_id, wanted)
+    else:
+        stored = store.embeddings(sorted(ref for _, ref in wanted), agent_id=agent_id, user_id=user_id)
+        vectors = {(EPISODE, ref): v for ref, v in stored.items()}
     scored: list[tuple[Key, float]] = []
     for key in keys:
         c = candidates[key]
-        kind, ref = key
-        if kind != EPISODE:
+        if key[0] != EPISODE:
             if c.dense is not None:
                 scored.append((key, max(c.dense, 0.0)))
             continue
-        own = vectors.get(ref)
+        own = vectors.get(key)
         if own is None:
             continue
         mixed = own.astype(np.float32, copy=True)
         previous, following = adjacent.get(key, (None, None))
         for neighbour, share in ((previous, tuning.dense_previous), (following, tuning.dense_next)):
-            if neighbour is not None and share > 0 and (v := vectors.get(neighbour[1])) is not None:
+            if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
                 mixed += share * v
         norm = float(np.linalg.norm(mixed)) or 1.0
         c.dense_context = float(mixed @ vector) / norm
         scored.append((key, max(c.dense_context, 0.0)))
     scored.sort(key=lambda kv: kv[1], reverse=True)
-    return scored[: tuning.candidates]
+    return scored[: tuning.dense_keep or None]
 
 
 def _spread_to_neighbours(

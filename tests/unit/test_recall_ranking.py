@@ -255,7 +255,7 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
     adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
     tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=50)
-    out = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
+    out = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
     assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
     assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
     assert candidates[(e, 2)].dense_context == pytest.approx(1 / np.sqrt(2))
@@ -264,5 +264,5 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
     assert next(iter(out)) == (e, 2)  # best first
     assert (e, 4) not in out
     no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0)
-    plain = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
+    plain = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
     assert plain[(e, 2)] == pytest.approx(0.0)
