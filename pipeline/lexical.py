@@ -119,7 +119,9 @@ class BM25:
         self._length_arr = None
 
     def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
-        self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight), own=tokens(text))
+        self.add(
+            doc_id, weighted_terms(text, context=context, context_weight=context_weight), own=tokens(text)
+        )
 
     def search(
         self, query: str, limit: int, *, feedback: Feedback | None = None
