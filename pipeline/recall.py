@@ -54,6 +54,9 @@ class RecallTuning:
     # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
     # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
     window_candidates: int = 200
+    # Whether the words naming the window ("May 2023") stay in the lexical query; else only the window
+    # boost uses them (a turn that says "May" is not therefore from May).
+    window_words: bool = True
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -75,6 +78,10 @@ class RecallTuning:
     # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
     # from the best 10 as from all, at 47 instead of 76 ms a question).
     spread_from: int = 10
+    # The same, two turns away (the same speaker's turn before / after, in a dialogue of two); 0: off.
+    two_after: float = 0.0
+    two_before: float = 0.0
+    session_prior: float = 0.0
     # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
     # of the vectors of the turns before and after it in its session (normalised), for the dense hits and
     # the best lexical candidates: a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5 with
@@ -151,8 +158,9 @@ def recall(
         if tuning.feedback_docs > 0
         else None
     )
+    lex_query = query if window is None or tuning.window_words else without_phrase(query, window.phrase)
     lex_future = (
-        _POOL.submit(lexicon.search, agent_id, user_id, query, lex_limit, feedback)
+        _POOL.submit(lexicon.search, agent_id, user_id, lex_query, lex_limit, feedback)
         if use_lexical and lexicon is not None
         else None
     )
@@ -195,6 +203,10 @@ def recall(
         candidates[key].fused = value
     if adjacent and (tuning.after_match > 0 or tuning.before_match > 0):
         _spread_to_neighbours(candidates, adjacent, tuning)
+    if lexicon is not None and tuning.session_prior > 0:
+        _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
+    if adjacent and lexicon is not None and (tuning.two_after > 0 or tuning.two_before > 0):
+        _spread_two_steps(candidates, adjacent, lexicon, agent_id, user_id, tuning)
 
     episodes = store.episodes(
         [ref for kind, ref in candidates if kind == EPISODE],
@@ -309,6 +321,67 @@ def _spread_to_neighbours(
     best = sorted((c for c in candidates.values() if c.fused > 0), key=lambda c: c.fused, reverse=True)
     fused = {c.key: c.fused for c in best[: tuning.spread_from]}
     spread = ranking.spread(fused, adjacent, after=tuning.after_match, before=tuning.before_match)
+    for key, value in spread.items():
+        c = candidates.setdefault(key, _Candidate(key))
+        if value > c.fused:
+            c.fused = c.neighbour = value
+
+
+def without_phrase(query: str, phrase: str) -> str:
+    """The query without the words of `phrase` (case-insensitive; a bound such as "as of" may be written
+    with other spacing than the phrase has)."""
+    lowered = query.lower()
+    for candidate in (phrase, phrase.split(" ", 1)[-1], phrase.rsplit(" ", 1)[-1]):
+        at = lowered.find(candidate.lower()) if candidate else -1
+        if at >= 0:
+            return query[:at] + " " + query[at + len(candidate) :]
+    return query
+
+
+def _session_prior(
+    candidates: dict[Key, _Candidate], lexicon: Lexicon, agent_id: str, user_id: str, share: float
+) -> None:
+    """Each candidate gains `share` of the best relevance among the other candidates of its session."""
+    sessions = lexicon.sessions(agent_id, user_id, candidates)
+    best: dict[str, list[float]] = {}
+    for key, session in sessions.items():
+        top = best.setdefault(session, [0.0, 0.0])
+        value = candidates[key].fused
+        if value > top[0]:
+            top[0], top[1] = value, top[0]
+        elif value > top[1]:
+            top[1] = value
+    for key, session in sessions.items():
+        c = candidates[key]
+        first, second = best[session]
+        c.fused += share * (second if c.fused == first else first)
+
+
+def _spread_two_steps(
+    candidates: dict[Key, _Candidate],
+    adjacent: dict[Key, tuple[Key | None, Key | None]],
+    lexicon: Lexicon,
+    agent_id: str,
+    user_id: str,
+    tuning: RecallTuning,
+) -> None:
+    """Like _spread_to_neighbours, two turns away: in a dialogue of two, the same speaker's turn before
+    or after a match (a story told over several turns)."""
+    best = sorted(
+        (c for c in candidates.values() if c.fused > 0 and c.neighbour == 0),
+        key=lambda c: c.fused,
+        reverse=True,
+    )[: tuning.spread_from]
+    middle = {n for c in best for n in adjacent.get(c.key, (None, None)) if n is not None}
+    second = lexicon.adjacent(agent_id, user_id, middle)
+    two: dict[Key, tuple[Key | None, Key | None]] = {}
+    for c in best:
+        previous, following = adjacent.get(c.key, (None, None))
+        before = second.get(previous, (None, None))[0] if previous is not None else None
+        after = second.get(following, (None, None))[1] if following is not None else None
+        two[c.key] = (before, after)
+    fused = {c.key: c.fused for c in best}
+    spread = ranking.spread(fused, two, after=tuning.two_after, before=tuning.two_before)
     for key, value in spread.items():
         c = candidates.setdefault(key, _Candidate(key))
         if value > c.fused:

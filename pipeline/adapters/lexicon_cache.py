@@ -31,6 +31,8 @@ OVERLAP = timedelta(seconds=5)
 class _Scope:
     index: BM25 = field(default_factory=BM25)
     seen: set[tuple[str, int]] = field(default_factory=set)
+    # session -> whether its latest turn is recallable itself (else it is only found through its neighbours)
+    last_recallable: dict[str, bool] = field(default_factory=dict)
     last_text: dict[str, str] = field(
         default_factory=dict
     )  # session -> its latest turn, the next one's context
@@ -39,6 +41,7 @@ class _Scope:
     # lets a match lift the turn that answered it and the turn it answered.
     last_kept: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest recallable
     previous: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    session_of: dict[tuple[str, int], str] = field(default_factory=dict)
     following: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
     # Embeddings of the recallable documents (Lexicon(vectors=True)), float16 rows, grown by doubling.
@@ -73,6 +76,8 @@ class Lexicon:
         refresh_s: float = 1.0,
         context_weight: float = CONTEXT_WEIGHT,
         next_weight: float = NEXT_WEIGHT,
+        cold_context_weight: float | None = None,
+        cold_next_weight: float | None = None,
         address_weight: float = ADDRESS_WEIGHT,
         max_scopes: int = 256,
         vectors: bool = False,
@@ -81,6 +86,8 @@ class Lexicon:
         self.refresh_s = refresh_s
         self.context_weight = context_weight
         self.next_weight = next_weight
+        self.cold_context_weight = context_weight if cold_context_weight is None else cold_context_weight
+        self.cold_next_weight = next_weight if cold_next_weight is None else cold_next_weight
         self.address_weight = address_weight
         self.max_scopes = max_scopes
         # Also hold each recallable document's embedding (float16: 768 bytes a turn), so that recall can
@@ -111,6 +118,13 @@ class Lexicon:
             if before is not None or after is not None:
                 out[key] = (before, after)
         return out
+
+    def sessions(
+        self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        """The session of each of these documents that has one, as indexed."""
+        scope = self._scope(agent_id, user_id)
+        return {key: session for key in keys if (session := scope.session_of.get(key)) is not None}
 
     def vectors(
         self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
@@ -163,27 +177,36 @@ class Lexicon:
             if ref in scope.seen:
                 continue
             scope.seen.add(ref)
-            context = ""
+            context, context_weight = "", self.context_weight
             if doc.session_id is not None:
                 context = scope.last_text.get(doc.session_id, "")
+                context_weight = (
+                    self.context_weight
+                    if scope.last_recallable.get(doc.session_id, True)
+                    else self.cold_context_weight
+                )
                 scope.last_text[doc.session_id] = doc.text
+                scope.last_recallable[doc.session_id] = doc.recallable
                 before = scope.last_doc.pop(doc.session_id, None)
-                if before is not None and self.next_weight > 0:
+                next_weight = self.next_weight if doc.recallable else self.cold_next_weight
+                if before is not None and next_weight > 0:
                     # The answer to a question is context of the question, too.
                     scope.index.extend(
-                        before, weighted_terms("", context=doc.text, context_weight=self.next_weight)
+                        before, weighted_terms("", context=doc.text, context_weight=next_weight)
                     )
             if doc.recallable:
-                self._add(scope, ref, doc, context)
+                self._add(scope, ref, doc, context, context_weight)
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 
-    def _add(self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str) -> None:
+    def _add(
+        self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str, context_weight: float
+    ) -> None:
         """Index one recallable document (`context`: the previous turn of its session)."""
         # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
         # Caroline's turns; the previous turn is context without its speaker's name.
         own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
-        terms = weighted_terms(own, context=context, context_weight=self.context_weight)
+        terms = weighted_terms(own, context=context, context_weight=context_weight)
         if doc.speaker:
             self_names = set(tokens(doc.speaker))
             scope.speakers.update(self_names)
@@ -197,6 +220,7 @@ class Lexicon:
         if doc.embedding is not None:
             _hold_vector(scope, ref, doc.embedding)
         if doc.session_id is not None:
+            scope.session_of[ref] = doc.session_id
             scope.last_doc[doc.session_id] = ref
             kept_before = scope.last_kept.get(doc.session_id)
             if kept_before is not None:
