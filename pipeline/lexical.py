@@ -57,16 +57,6 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Feedback:
-    """Pseudo-relevance feedback: expand the query with `terms` terms of its `docs` best matches."""
-
-    docs: int = 3
-    terms: int = 10
-    weight: float = 0.3  # of the best expansion term, against 1.0 for each query term
-    min_df: int = 2  # a term only one document holds cannot bring in another
-
-
 @dataclass
 class BM25:
     """An append-only BM25 index; document ids are whatever the caller uses (memory ids).
@@ -85,21 +75,15 @@ class BM25:
     _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     _frozen: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = field(default_factory=dict)
     _length_arr: npt.NDArray[np.float32] | None = None
-    # Each document's own terms (not its context), as pseudo-relevance feedback reads them.
-    _own: list[tuple[str, ...]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def add(
-        self, doc_id: object, weighted_terms: dict[str, float], *, own: Iterable[str] | None = None
-    ) -> None:
-        """`own`: the document's own tokens, with repeats (feedback reads them; default: its terms)."""
+    def add(self, doc_id: object, weighted_terms: dict[str, float]) -> None:
         row = len(self._ids)
         self._ids.append(doc_id)
         self._rows[doc_id] = row
         self._lengths.append(0.0)
-        self._own.append(tuple(own) if own is not None else tuple(weighted_terms))
         self._append(row, weighted_terms)
 
     def extend(self, doc_id: object, weighted_terms: dict[str, float]) -> bool:
@@ -119,84 +103,32 @@ class BM25:
         self._length_arr = None
 
     def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
-        self.add(
-            doc_id, weighted_terms(text, context=context, context_weight=context_weight), own=tokens(text)
-        )
+        self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight))
 
-    def search(
-        self, query: str, limit: int, *, feedback: Feedback | None = None
-    ) -> list[tuple[object, float]]:
-        """The `limit` best (doc id, BM25 score) pairs, best first; only documents sharing a query term.
-        With `feedback`, the query is expanded with terms of its best first-pass matches (RM3-style)."""
-        terms = {t: 1.0 for t in dict.fromkeys(tokens(query))}
-        scores = self._scores(terms)
-        if scores is None:
-            return []
-        if feedback is not None and feedback.docs > 0 and feedback.terms > 0 and feedback.weight > 0:
-            expansion = self._expansion(terms, scores, feedback)
-            if expansion:
-                scores = self._scores({**terms, **expansion})
-                if scores is None:
-                    return []
-        hit = np.flatnonzero(scores)
-        if hit.size == 0:
-            return []
-        top = hit[np.argsort(-scores[hit], kind="stable")[:limit]]
-        return [(self._ids[int(i)], float(scores[int(i)])) for i in top]
-
-    def _idf(self, df: int) -> float:
-        n = len(self._ids)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-    def _scores(self, terms: dict[str, float]) -> npt.NDArray[np.float32] | None:
-        """BM25 of every document, each query term's part times its weight (None: empty index/query)."""
+    def search(self, query: str, limit: int) -> list[tuple[object, float]]:
+        """The `limit` best (doc id, BM25 score) pairs, best first; only documents sharing a query term."""
+        terms = list(dict.fromkeys(tokens(query)))
         n = len(self._ids)
         if not terms or n == 0:
-            return None
+            return []
         if self._length_arr is None:
             self._length_arr = np.asarray(self._lengths, dtype=np.float32)
         lengths = self._length_arr
         avg = float(lengths.mean()) or 1.0
         scores = np.zeros(n, dtype=np.float32)
-        for term, weight in terms.items():
+        for term in terms:
             posting = self._posting(term)
             if posting is None:
                 continue
             rows, tf = posting
+            idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
             norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avg)
-            scores[rows] += weight * self._idf(len(rows)) * tf * (self.k1 + 1.0) / (tf + norm)
-        return scores
-
-    def _expansion(
-        self, terms: dict[str, float], scores: npt.NDArray[np.float32], feedback: Feedback
-    ) -> dict[str, float]:
-        """RM3's relevance model over the `feedback.docs` best documents (each term's share of a document,
-        weighted by the document's score), times idf so that what every turn says (a speaker's name) is not
-        picked; the `feedback.terms` best terms not in the query, at up to `feedback.weight`."""
+            scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
         hit = np.flatnonzero(scores)
         if hit.size == 0:
-            return {}
-        top = hit[np.argsort(-scores[hit], kind="stable")[: feedback.docs]]
-        best = float(scores[top[0]])
-        model: dict[str, float] = {}
-        for row in top:
-            own = self._own[int(row)]
-            if not own:
-                continue
-            share = float(scores[row]) / best / len(own)
-            for term, count in Counter(own).items():
-                if term not in terms:
-                    model[term] = model.get(term, 0.0) + share * count
-        weighted = {}
-        for term, p in model.items():
-            posting = self._posting(term)
-            if posting is not None and len(posting[0]) >= feedback.min_df:
-                weighted[term] = p * self._idf(len(posting[0]))
-        chosen = sorted(weighted.items(), key=lambda kv: kv[1], reverse=True)[: feedback.terms]
-        if not chosen:
-            return {}
-        top_weight = chosen[0][1]
-        return {term: feedback.weight * w / top_weight for term, w in chosen}
+            return []
+        top = hit[np.argsort(-scores[hit], kind="stable")[:limit]]
+        return [(self._ids[int(i)], float(scores[int(i)])) for i in top]
 
     def _posting(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
         frozen = self._frozen.get(term)

@@ -23,7 +23,6 @@ from pipeline import lexical, ranking
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import RecallEpisode, RecallStore
 from pipeline.adapters.postgres.repository import EPISODE, SEMANTIC, Repository, SemanticRow
-from pipeline.lexical import Feedback
 from pipeline.models import Hit
 from pipeline.ports import Embedder, Vector, VectorIndex
 from pipeline.temporal import Window, time_window
@@ -54,9 +53,6 @@ class RecallTuning:
     # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
     # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
     window_candidates: int = 200
-    # Whether the words naming the window ("May 2023") stay in the lexical query; else only the window
-    # boost uses them (a turn that says "May" is not therefore from May).
-    window_words: bool = True
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -78,35 +74,37 @@ class RecallTuning:
     # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
     # from the best 10 as from all, at 47 instead of 76 ms a question).
     spread_from: int = 10
-    # The same, two turns away (the same speaker's turn before / after, in a dialogue of two); 0: off.
-    two_after: float = 0.0
-    two_before: float = 0.0
-    session_prior: float = 0.0
+    # A candidate gains this share of the best relevance among the other candidates of its session (the
+    # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
+    # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore:
+    # R@5 / R@10 0.727 / 0.799 -> 0.729 / 0.802 at 0.15 (0.1: 0.728 / 0.802; 0.25: SP25; 0.4: SP40),
+    # held out 0.698 / 0.778 -> 0.705 / 0.784. The opposite, a factor 0.8 per better hit already taken from
+    # the same session (diversity for multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 /
+    # 0.037); spreading two turns away (the same speaker's previous / next turn) at 0.35 / 0.35 was
+    # within 0.002 of none (0.5 / 0.5, 0.6 / 0.4: lower).
+    session_prior: float = 0.15
+    # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
+    # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
+    # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense
+    # side, however close it was. Fusion then min-max-normalises the dense list over all of them
+    # (`dense_keep` 0). LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
+    # 0.698 / 0.778 (dense_weight 0.5: 0.729 / 0.799 but held-out R@5 0.690; 0.2: 0.720 / 0.797).
+    dense_rescore: bool = True
+    dense_lexical: int = 200
+    dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
     # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
-    # of the vectors of the turns before and after it in its session (normalised), for the dense hits and
-    # the best lexical candidates: a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5 with
-    # 1.0 / 0.5: R@5 / R@10 0.722 / 0.795 -> 0.723 / 0.801 (0.5 / 0.3: 0.726 / 0.798), held out 0.699 /
-    # 0.777 -> 0.711 / 0.778; but reading ~300 stored vectors a query took `bench recall`'s p95 ratio from
-    # ~1.5 to ~1.7 (target 1.5). `hindsight bench locomo --variant dense-in-context` measures it.
+    # of the vectors of the turns before and after it in its session (normalised): a reply alone ("Yes,
+    # twice!") says little to MiniLM. LoCoMo 1-5 with 1.0 / 0.5 over the dense hits and the best 50 lexical
+    # candidates: R@5 / R@10 0.723 / 0.796 -> 0.725 / 0.797 (held out 0.699 / 0.776 -> 0.711 / 0.780);
+    # over all candidates: 0.729 / 0.797 (held out 0.699 / 0.780): below dense_rescore's R@10 alone.
+    # (When the vectors were read with a SELECT it also took `bench recall`'s p95 ratio to ~1.7.)
     dense_previous: float = 0.0
     dense_next: float = 0.0
-    # Cosines re-taken from the stored vectors even without neighbours mixed in (dense_previous = 0).
-    dense_rescore: bool = False
-    # When re-scoring: the lexical candidates up to this rank are given a cosine too.
-    dense_lexical: int = 50
-    dense_keep: int = 50  # the dense list then keeps this many (0: all)
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
     # 0.798, but adversarial questions, which name the wrong person on purpose, lose more).
     speaker_boost: float = 1.2
-    # Pseudo-relevance feedback on the lexical side (lexical.Feedback; 0 docs: off).
-    feedback_docs: int = 0
-    feedback_terms: int = 10
-    feedback_weight: float = 0.3
-    # Each hit ranks at this factor per better hit already taken from its session (1.0: off), so that a
-    # question whose answer is spread over sessions gets more than one session's turns.
-    session_diversity: float = 1.0
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -153,14 +151,8 @@ def recall(
     lex_limit = (
         tuning.window_candidates if window is not None and tuning.window_candidates else tuning.candidates
     )
-    feedback = (
-        Feedback(tuning.feedback_docs, tuning.feedback_terms, tuning.feedback_weight)
-        if tuning.feedback_docs > 0
-        else None
-    )
-    lex_query = query if window is None or tuning.window_words else without_phrase(query, window.phrase)
     lex_future = (
-        _POOL.submit(lexicon.search, agent_id, user_id, lex_query, lex_limit, feedback)
+        _POOL.submit(lexicon.search, agent_id, user_id, query, lex_limit)
         if use_lexical and lexicon is not None
         else None
     )
@@ -186,7 +178,7 @@ def recall(
         c.lexical, c.lexical_rank = s, rank
         lex_list.append((key, s))
     adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
-    if tuning.dense and (tuning.dense_previous > 0 or tuning.dense_next > 0 or tuning.dense_rescore):
+    if tuning.dense and (tuning.dense_rescore or tuning.dense_previous > 0 or tuning.dense_next > 0):
         dense_list = _dense_in_context(
             store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning
         )
@@ -205,8 +197,6 @@ def recall(
         _spread_to_neighbours(candidates, adjacent, tuning)
     if lexicon is not None and tuning.session_prior > 0:
         _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
-    if adjacent and lexicon is not None and (tuning.two_after > 0 or tuning.two_before > 0):
-        _spread_two_steps(candidates, adjacent, lexicon, agent_id, user_id, tuning)
 
     episodes = store.episodes(
         [ref for kind, ref in candidates if kind == EPISODE],
@@ -234,30 +224,7 @@ def recall(
     hits.sort(key=_rank_key, reverse=True)
     if tuning.stand_in:
         hits = _stand_in(hits, tuning.stand_in_max)
-    if tuning.session_diversity < 1.0:
-        return _diversified(hits, k, tuning.session_diversity)
     return hits[:k]
-
-
-def _diversified(hits: list[Hit], k: int, factor: float) -> list[Hit]:
-    """The k best by score x factor ** (hits of the same session taken before), greedily."""
-    left = list(hits)
-    taken: dict[str, int] = {}
-    out: list[Hit] = []
-    while left and len(out) < k:
-        best = max(
-            range(len(left)),
-            key=lambda i: (
-                left[i].score * factor ** taken.get(left[i].session_id or "", 0)
-                if left[i].session_id
-                else left[i].score
-            ),
-        )
-        hit = left.pop(best)
-        if hit.session_id:
-            taken[hit.session_id] = taken.get(hit.session_id, 0) + 1
-        out.append(hit)
-    return out
 
 
 def _dense_in_context(
@@ -270,10 +237,10 @@ def _dense_in_context(
     user_id: str,
     tuning: RecallTuning,
 ) -> list[tuple[Key, float]]:
-    """The dense list re-scored with each episode's session neighbours mixed into its vector (best first,
-    `tuning.candidates` of them); semantic memories keep their own cosine."""
-    # The dense hits and the best lexical ones (a time window asks for more of those; their cosines would
-    # cost more than they add).
+    """The dense list re-scored: the dense hits and the lexical candidates up to `tuning.dense_lexical`, each
+    episode by the cosine of its vector (with `dense_previous` / `dense_next` of its session neighbours'
+    mixed in), best first (`tuning.dense_keep` of them, 0: all); semantic memories keep the index's cosine.
+    The vectors come from the lexicon when it holds them, else from PostgreSQL."""
     keys = [
         k
         for k, c in candidates.items()
@@ -327,17 +294,6 @@ def _spread_to_neighbours(
             c.fused = c.neighbour = value
 
 
-def without_phrase(query: str, phrase: str) -> str:
-    """The query without the words of `phrase` (case-insensitive; a bound such as "as of" may be written
-    with other spacing than the phrase has)."""
-    lowered = query.lower()
-    for candidate in (phrase, phrase.split(" ", 1)[-1], phrase.rsplit(" ", 1)[-1]):
-        at = lowered.find(candidate.lower()) if candidate else -1
-        if at >= 0:
-            return query[:at] + " " + query[at + len(candidate) :]
-    return query
-
-
 def _session_prior(
     candidates: dict[Key, _Candidate], lexicon: Lexicon, agent_id: str, user_id: str, share: float
 ) -> None:
@@ -355,37 +311,6 @@ def _session_prior(
         c = candidates[key]
         first, second = best[session]
         c.fused += share * (second if c.fused == first else first)
-
-
-def _spread_two_steps(
-    candidates: dict[Key, _Candidate],
-    adjacent: dict[Key, tuple[Key | None, Key | None]],
-    lexicon: Lexicon,
-    agent_id: str,
-    user_id: str,
-    tuning: RecallTuning,
-) -> None:
-    """Like _spread_to_neighbours, two turns away: in a dialogue of two, the same speaker's turn before
-    or after a match (a story told over several turns)."""
-    best = sorted(
-        (c for c in candidates.values() if c.fused > 0 and c.neighbour == 0),
-        key=lambda c: c.fused,
-        reverse=True,
-    )[: tuning.spread_from]
-    middle = {n for c in best for n in adjacent.get(c.key, (None, None)) if n is not None}
-    second = lexicon.adjacent(agent_id, user_id, middle)
-    two: dict[Key, tuple[Key | None, Key | None]] = {}
-    for c in best:
-        previous, following = adjacent.get(c.key, (None, None))
-        before = second.get(previous, (None, None))[0] if previous is not None else None
-        after = second.get(following, (None, None))[1] if following is not None else None
-        two[c.key] = (before, after)
-    fused = {c.key: c.fused for c in best}
-    spread = ranking.spread(fused, two, after=tuning.two_after, before=tuning.two_before)
-    for key, value in spread.items():
-        c = candidates.setdefault(key, _Candidate(key))
-        if value > c.fused:
-            c.fused = c.neighbour = value
 
 
 def named_speaker(query: str, speakers: Iterable[str | None]) -> str | None:

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.adapters.postgres.recall_sql import LexicalDoc, RecallStore
-from pipeline.lexical import BM25, Feedback, tokens, weighted_terms
+from pipeline.lexical import BM25, tokens, weighted_terms
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Rows committed slightly out of order in `reviewed_at` are caught by re-reading a short overlap.
@@ -31,8 +31,6 @@ OVERLAP = timedelta(seconds=5)
 class _Scope:
     index: BM25 = field(default_factory=BM25)
     seen: set[tuple[str, int]] = field(default_factory=set)
-    # session -> whether its latest turn is recallable itself (else it is only found through its neighbours)
-    last_recallable: dict[str, bool] = field(default_factory=dict)
     last_text: dict[str, str] = field(
         default_factory=dict
     )  # session -> its latest turn, the next one's context
@@ -44,7 +42,7 @@ class _Scope:
     session_of: dict[tuple[str, int], str] = field(default_factory=dict)
     following: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
-    # Embeddings of the recallable documents (Lexicon(vectors=True)), float16 rows, grown by doubling.
+    # Embeddings of the recallable documents (Lexicon(vectors=True)): float16 rows, grown by doubling.
     vector_rows: dict[tuple[str, int], int] = field(default_factory=dict)
     vectors: npt.NDArray[np.float16] | None = None
     high_water: datetime = EPOCH
@@ -76,18 +74,14 @@ class Lexicon:
         refresh_s: float = 1.0,
         context_weight: float = CONTEXT_WEIGHT,
         next_weight: float = NEXT_WEIGHT,
-        cold_context_weight: float | None = None,
-        cold_next_weight: float | None = None,
         address_weight: float = ADDRESS_WEIGHT,
         max_scopes: int = 256,
-        vectors: bool = False,
+        vectors: bool = True,
     ) -> None:
         self.store = store
         self.refresh_s = refresh_s
         self.context_weight = context_weight
         self.next_weight = next_weight
-        self.cold_context_weight = context_weight if cold_context_weight is None else cold_context_weight
-        self.cold_next_weight = next_weight if cold_next_weight is None else cold_next_weight
         self.address_weight = address_weight
         self.max_scopes = max_scopes
         # Also hold each recallable document's embedding (float16: 768 bytes a turn), so that recall can
@@ -96,13 +90,11 @@ class Lexicon:
         self._scopes: OrderedDict[tuple[str, str], _Scope] = OrderedDict()
         self._lock = threading.Lock()
 
-    def search(
-        self, agent_id: str, user_id: str, query: str, limit: int, feedback: Feedback | None = None
-    ) -> list[tuple[str, int, float]]:
+    def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
         """(kind, id, BM25 score), best first."""
         scope = self._scope(agent_id, user_id)
         out: list[tuple[str, int, float]] = []
-        for doc, s in scope.index.search(query, limit, feedback=feedback):
+        for doc, s in scope.index.search(query, limit):
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
             out.append((str(kind), int(ref), s))
         return out
@@ -177,36 +169,27 @@ class Lexicon:
             if ref in scope.seen:
                 continue
             scope.seen.add(ref)
-            context, context_weight = "", self.context_weight
+            context = ""
             if doc.session_id is not None:
                 context = scope.last_text.get(doc.session_id, "")
-                context_weight = (
-                    self.context_weight
-                    if scope.last_recallable.get(doc.session_id, True)
-                    else self.cold_context_weight
-                )
                 scope.last_text[doc.session_id] = doc.text
-                scope.last_recallable[doc.session_id] = doc.recallable
                 before = scope.last_doc.pop(doc.session_id, None)
-                next_weight = self.next_weight if doc.recallable else self.cold_next_weight
-                if before is not None and next_weight > 0:
+                if before is not None and self.next_weight > 0:
                     # The answer to a question is context of the question, too.
                     scope.index.extend(
-                        before, weighted_terms("", context=doc.text, context_weight=next_weight)
+                        before, weighted_terms("", context=doc.text, context_weight=self.next_weight)
                     )
             if doc.recallable:
-                self._add(scope, ref, doc, context, context_weight)
+                self._add(scope, ref, doc, context)
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 
-    def _add(
-        self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str, context_weight: float
-    ) -> None:
+    def _add(self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str) -> None:
         """Index one recallable document (`context`: the previous turn of its session)."""
         # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
         # Caroline's turns; the previous turn is context without its speaker's name.
         own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
-        terms = weighted_terms(own, context=context, context_weight=context_weight)
+        terms = weighted_terms(own, context=context, context_weight=self.context_weight)
         if doc.speaker:
             self_names = set(tokens(doc.speaker))
             scope.speakers.update(self_names)
@@ -214,9 +197,7 @@ class Lexicon:
                 for name in scope.speakers - self_names:
                     if name in terms:
                         terms[name] *= self.address_weight
-        # Feedback expands a query with the words of its best matches, never with a participant's name.
-        own_tokens = [t for t in tokens(doc.text) if t not in scope.speakers]
-        scope.index.add(ref, terms, own=own_tokens)
+        scope.index.add(ref, terms)
         if doc.embedding is not None:
             _hold_vector(scope, ref, doc.embedding)
         if doc.session_id is not None:

@@ -34,16 +34,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
     "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
     "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
-    # Measured for issue 6 (scratch harness over the same recall(), see RecallTuning's comments):
-    "feedback": replace(DEFAULT_TUNING, feedback_docs=3, feedback_terms=10, feedback_weight=0.3),
-    "session-diversity": replace(DEFAULT_TUNING, session_diversity=0.8),
-    "dense-rescore": replace(DEFAULT_TUNING, dense_rescore=True, dense_lexical=200, dense_keep=0),
-    "dense-in-context-all": replace(
-        DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5, dense_lexical=200, dense_keep=0
-    ),
-    "window-words-out": replace(DEFAULT_TUNING, window_words=False),
-    "two-steps": replace(DEFAULT_TUNING, two_after=0.35, two_before=0.35),
-    "session-prior": replace(DEFAULT_TUNING, session_prior=0.1),
+    "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
+    "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {
