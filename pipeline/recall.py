@@ -53,6 +53,9 @@ class RecallTuning:
     # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
     # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
     window_candidates: int = 200
+    # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
+    # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
+    # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -77,12 +80,13 @@ class RecallTuning:
     # A candidate gains this share of the best relevance among the other candidates of its session (the
     # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
     # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore:
-    # R@5 / R@10 0.727 / 0.799 -> 0.729 / 0.802 at 0.15 (0.1: 0.728 / 0.802; 0.25: SP25; 0.4: SP40),
-    # held out 0.698 / 0.778 -> 0.705 / 0.784. The opposite, a factor 0.8 per better hit already taken from
-    # the same session (diversity for multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 /
-    # 0.037); spreading two turns away (the same speaker's previous / next turn) at 0.35 / 0.35 was
-    # within 0.002 of none (0.5 / 0.5, 0.6 / 0.4: lower).
-    session_prior: float = 0.15
+    # R@5 / R@10 0.727 / 0.799 -> 0.723 / 0.804 (0.1: 0.728 / 0.802; 0.15: 0.729 / 0.802; 0.4: 0.722 /
+    # 0.802), held out 0.698 / 0.778 -> 0.706 / 0.788; R@10 is the target this is short of, hence 0.25.
+    # The opposite, a factor 0.8 per better hit already taken from the same session (diversity for
+    # multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 / 0.037); spreading two turns away
+    # (the same speaker's previous / next turn) at 0.35 / 0.35 was within 0.002 of none (0.5 / 0.5 and
+    # 0.6 / 0.4 lower).
+    session_prior: float = 0.25
     # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
     # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
     # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense
@@ -115,7 +119,7 @@ _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall")
 @dataclass
 class _Candidate:
     key: Key
-    dense: float | None = None  # cosine
+    dense: float | None = None  # cosine (from the vector search, or re-taken: RecallTuning.dense_rescore)
     dense_rank: int | None = None
     lexical: float | None = None  # BM25
     lexical_rank: int | None = None
@@ -247,15 +251,9 @@ def _dense_in_context(
         if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.dense_lexical
     ]
     wanted = {key for key in keys if key[0] == EPISODE}
-    for key in keys:
-        for neighbour in adjacent.get(key, (None, None)):
-            if neighbour is not None:
-                wanted.add(neighbour)
-    if lexicon is not None and lexicon.keep_vectors:
-        vectors = lexicon.vectors(agent_id, user_id, wanted)
-    else:
-        stored = store.embeddings(sorted(ref for _, ref in wanted), agent_id=agent_id, user_id=user_id)
-        vectors = {(EPISODE, ref): v for ref, v in stored.items()}
+    if tuning.dense_previous > 0 or tuning.dense_next > 0:
+        wanted.update(n for key in keys for n in adjacent.get(key, (None, None)) if n is not None)
+    vectors = _episode_vectors(store, lexicon, wanted, agent_id, user_id)
     scored: list[tuple[Key, float]] = []
     for key in keys:
         c = candidates[key]
@@ -272,10 +270,23 @@ def _dense_in_context(
             if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
                 mixed += share * v
         norm = float(np.linalg.norm(mixed)) or 1.0
-        c.dense_context = float(mixed @ vector) / norm
-        scored.append((key, max(c.dense_context, 0.0)))
+        cosine = float(mixed @ vector) / norm
+        if tuning.dense_previous > 0 or tuning.dense_next > 0:
+            c.dense_context = cosine
+        elif c.dense is None:
+            c.dense = cosine  # a lexical candidate's own cosine (no dense_rank: not a vector-search hit)
+        scored.append((key, max(cosine, 0.0)))
     scored.sort(key=lambda kv: kv[1], reverse=True)
     return scored[: tuning.dense_keep or None]
+
+
+def _episode_vectors(
+    store: RecallStore, lexicon: Lexicon | None, keys: set[Key], agent_id: str, user_id: str
+) -> dict[Key, Vector]:
+    if lexicon is not None and lexicon.keep_vectors:
+        return lexicon.vectors(agent_id, user_id, keys)
+    stored = store.embeddings(sorted(ref for _, ref in keys), agent_id=agent_id, user_id=user_id)
+    return {(EPISODE, ref): v for ref, v in stored.items()}
 
 
 def _spread_to_neighbours(
