@@ -89,6 +89,8 @@ class RecallTuning:
     # multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 / 0.037); spreading two turns away
     # (the same speaker's previous / next turn) at 0.35 / 0.35 was within 0.002 of none (0.5 / 0.5 and
     # 0.6 / 0.4 lower).
+    # With the final defaults (`hindsight bench locomo --variant no-session-prior`): 0.728 / 0.798 without
+    # it, 0.726 / 0.805 with it (held out 0.689 / 0.780 -> 0.708 / 0.787).
     session_prior: float = 0.25
     # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
     # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
@@ -97,6 +99,8 @@ class RecallTuning:
     # (`dense_keep` 0). LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
     # 0.698 / 0.778 (at dense_weight 0.3, before the session prior; 0.5: 0.729 / 0.799 but held-out R@5
     # 0.690; 0.2: 0.720 / 0.797).
+    # With the final defaults (`--variant no-rescore`): 0.726 / 0.798 without it, 0.726 / 0.805 with it
+    # (held out 0.698 / 0.785 -> 0.708 / 0.787).
     dense_rescore: bool = True
     dense_lexical: int = 200
     dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
