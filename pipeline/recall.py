@@ -262,7 +262,10 @@ def _dense_in_context(
     if tuning.dense_previous > 0 or tuning.dense_next > 0:
         wanted.update(n for key in keys for n in adjacent.get(key, (None, None)) if n is not None)
     vectors = _episode_vectors(store, lexicon, wanted, agent_id, user_id)
+    mixing = tuning.dense_previous > 0 or tuning.dense_next > 0
     scored: list[tuple[Key, float]] = []
+    episodes: list[Key] = []
+    rows: list[Vector] = []
     for key in keys:
         c = candidates[key]
         if key[0] != EPISODE:
@@ -272,20 +275,32 @@ def _dense_in_context(
         own = vectors.get(key)
         if own is None:
             continue
-        mixed = own.astype(np.float32, copy=True)
-        previous, following = adjacent.get(key, (None, None))
-        for neighbour, share in ((previous, tuning.dense_previous), (following, tuning.dense_next)):
-            if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
-                mixed += share * v
-        norm = float(np.linalg.norm(mixed)) or 1.0
-        cosine = float(mixed @ vector) / norm
-        if tuning.dense_previous > 0 or tuning.dense_next > 0:
-            c.dense_context = cosine
-        elif c.dense is None:
-            c.dense = cosine  # a lexical candidate's own cosine (no dense_rank: not a vector-search hit)
-        scored.append((key, max(cosine, 0.0)))
+        episodes.append(key)
+        rows.append(_mixed(own, adjacent.get(key, (None, None)), vectors, tuning) if mixing else own)
+    if rows:
+        # One matrix product for all of them (a Python loop of ~250 norms and dots cost ~2 ms a query).
+        matrix = np.stack(rows)
+        norms = np.linalg.norm(matrix, axis=1)
+        cosines = (matrix @ vector) / np.where(norms > 0, norms, 1.0)
+        for key, value in zip(episodes, cosines.tolist(), strict=True):
+            c = candidates[key]
+            if mixing:
+                c.dense_context = value
+            elif c.dense is None:
+                c.dense = value  # a lexical candidate's own cosine (no dense_rank: not a vector-search hit)
+            scored.append((key, max(value, 0.0)))
     scored.sort(key=lambda kv: kv[1], reverse=True)
     return scored[: tuning.dense_keep or None]
+
+
+def _mixed(
+    own: Vector, neighbours: tuple[Key | None, Key | None], vectors: dict[Key, Vector], tuning: RecallTuning
+) -> Vector:
+    mixed = own.astype(np.float32, copy=True)
+    for neighbour, share in zip(neighbours, (tuning.dense_previous, tuning.dense_next), strict=True):
+        if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
+            mixed += share * v
+    return mixed
 
 
 def _episode_vectors(
