@@ -109,6 +109,10 @@ class DecaySettings(BaseModel):
 class RecallSettings(BaseModel):
     # The in-memory BM25 of a scope is topped up from PostgreSQL at most this often (it lags like the index).
     lexicon_refresh_s: float = Field(1.0, gt=0, description="seconds between lexicon top-ups of one scope")
+    # The lexicon also holds each recallable turn's embedding (float16, 768 bytes a turn with MiniLM), so
+    # that recall gives every lexical candidate a cosine without reading vectors from PostgreSQL
+    # (RecallTuning.dense_rescore); off, recall reads them with one SELECT per query (slower).
+    lexicon_vectors: bool = Field(True, description="hold turn embeddings in the in-memory lexicon")
 
 
 class CelerySettings(BaseModel):

@@ -38,10 +38,12 @@ class RecallTuning:
     dense: bool = True
     lexical: bool = True
     # LoCoMo 1-5 (BENCHMARKS.md): min-max fusion beat RRF by ~0.05 R@5, and MiniLM's cosine is the weaker
-    # signal on conversational turns (dense alone 0.27 R@5 vs BM25 with context 0.63), hence 0.3 : 1.
+    # signal on conversational turns (dense alone 0.27 R@5 vs BM25 with context 0.63), hence 0.3 : 1 at
+    # first; since every candidate has a cosine (dense_rescore) and with the session prior, 0.4 : 1: R@5 /
+    # R@10 0.723 / 0.804 -> 0.726 / 0.805 (held out 0.706 / 0.788 -> 0.708 / 0.787).
     fusion: Literal["rrf", "normalised"] = "normalised"
     rrf_k: float = 60.0
-    dense_weight: float = 0.3
+    dense_weight: float = 0.4
     lexical_weight: float = 1.0
     candidates: int = 50  # from each retriever
     # LoCoMo 1-5, the 124 questions naming a time: boost 2.0 with a 3-day lag and 200 candidates took
@@ -53,6 +55,9 @@ class RecallTuning:
     # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
     # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
     window_candidates: int = 200
+    # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
+    # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
+    # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -74,12 +79,37 @@ class RecallTuning:
     # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
     # from the best 10 as from all, at 47 instead of 76 ms a question).
     spread_from: int = 10
+    # A candidate gains this share of the best relevance among the other candidates of its session (the
+    # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
+    # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore, at
+    # dense_weight 0.3:
+    # R@5 / R@10 0.727 / 0.799 -> 0.723 / 0.804 (0.1: 0.728 / 0.802; 0.15: 0.729 / 0.802; 0.4: 0.722 /
+    # 0.802), held out 0.698 / 0.778 -> 0.706 / 0.788; R@10 is the target this is short of, hence 0.25.
+    # The opposite, a factor 0.8 per better hit already taken from the same session (diversity for
+    # multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 / 0.037); spreading two turns away
+    # (the same speaker's previous / next turn) at 0.35 / 0.35 was within 0.002 of none (0.5 / 0.5 and
+    # 0.6 / 0.4 lower).
+    # With the final defaults (`hindsight bench locomo --variant no-session-prior`): 0.728 / 0.798 without
+    # it, 0.726 / 0.805 with it (held out 0.689 / 0.780 -> 0.708 / 0.787).
+    session_prior: float = 0.25
+    # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
+    # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
+    # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense
+    # side, however close it was. Fusion then min-max-normalises the dense list over all of them
+    # (`dense_keep` 0). LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
+    # 0.698 / 0.778 (at dense_weight 0.3, before the session prior; 0.5: 0.729 / 0.799 but held-out R@5
+    # 0.690; 0.2: 0.720 / 0.797).
+    # With the final defaults (`--variant no-rescore`): 0.726 / 0.798 without it, 0.726 / 0.805 with it
+    # (held out 0.698 / 0.785 -> 0.708 / 0.787).
+    dense_rescore: bool = True
+    dense_lexical: int = 200
+    dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
     # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
-    # of the vectors of the turns before and after it in its session (normalised), for the dense hits and
-    # the best lexical candidates: a reply alone ("Yes, twice!") says little to MiniLM. LoCoMo 1-5 with
-    # 1.0 / 0.5: R@5 / R@10 0.722 / 0.795 -> 0.723 / 0.801 (0.5 / 0.3: 0.726 / 0.798), held out 0.699 /
-    # 0.777 -> 0.711 / 0.778; but reading ~300 stored vectors a query took `bench recall`'s p95 ratio from
-    # ~1.5 to ~1.7 (target 1.5). `hindsight bench locomo --variant dense-in-context` measures it.
+    # of the vectors of the turns before and after it in its session (normalised): a reply alone ("Yes,
+    # twice!") says little to MiniLM. LoCoMo 1-5 with 1.0 / 0.5 over the dense hits and the best 50 lexical
+    # candidates: R@5 / R@10 0.723 / 0.796 -> 0.725 / 0.797 (held out 0.699 / 0.776 -> 0.711 / 0.780);
+    # over all candidates: 0.729 / 0.797 (held out 0.699 / 0.780): below dense_rescore's R@10 alone.
+    # (When the vectors were read with a SELECT it also took `bench recall`'s p95 ratio to ~1.7.)
     dense_previous: float = 0.0
     dense_next: float = 0.0
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
@@ -101,7 +131,7 @@ _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall")
 @dataclass
 class _Candidate:
     key: Key
-    dense: float | None = None  # cosine
+    dense: float | None = None  # cosine (from the vector search, or re-taken: RecallTuning.dense_rescore)
     dense_rank: int | None = None
     lexical: float | None = None  # BM25
     lexical_rank: int | None = None
@@ -169,8 +199,10 @@ def recall(
         c.lexical, c.lexical_rank = s, rank
         lex_list.append((key, s))
     adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
-    if tuning.dense and adjacent and (tuning.dense_previous > 0 or tuning.dense_next > 0):
-        dense_list = _dense_in_context(store, vector, candidates, adjacent, agent_id, user_id, tuning)
+    if tuning.dense and (tuning.dense_rescore or tuning.dense_previous > 0 or tuning.dense_next > 0):
+        dense_list = _dense_in_context(
+            store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning
+        )
     lists = {"dense": dense_list, "lexical": lex_list}
     weights = {"dense": tuning.dense_weight, "lexical": tuning.lexical_weight}
     if not use_lexical:
@@ -184,6 +216,8 @@ def recall(
         candidates[key].fused = value
     if adjacent and (tuning.after_match > 0 or tuning.before_match > 0):
         _spread_to_neighbours(candidates, adjacent, tuning)
+    if lexicon is not None and tuning.session_prior > 0:
+        _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
 
     # Episodes and semantic memories are hydrated side by side (two connections, one round trip of wait).
     memory_ids = [ref for kind, ref in candidates if kind == SEMANTIC]
@@ -248,6 +282,7 @@ def _search_and_hydrate(
 
 def _dense_in_context(
     store: RecallStore,
+    lexicon: Lexicon | None,
     vector: Vector,
     candidates: dict[Key, _Candidate],
     adjacent: dict[Key, tuple[Key | None, Key | None]],
@@ -255,42 +290,67 @@ def _dense_in_context(
     user_id: str,
     tuning: RecallTuning,
 ) -> list[tuple[Key, float]]:
-    """The dense list re-scored with each episode's session neighbours mixed into its vector (best first,
-    `tuning.candidates` of them); semantic memories keep their own cosine."""
-    # The dense hits and the best lexical ones (a time window asks for more of those; their cosines would
-    # cost more than they add).
+    """The dense list re-scored: the dense hits and the lexical candidates up to `tuning.dense_lexical`, each
+    episode by the cosine of its vector (with `dense_previous` / `dense_next` of its session neighbours'
+    mixed in), best first (`tuning.dense_keep` of them, 0: all); semantic memories keep the index's cosine.
+    The vectors come from the lexicon when it holds them, else from PostgreSQL."""
     keys = [
         k
         for k, c in candidates.items()
-        if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.candidates
+        if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.dense_lexical
     ]
-    wanted = {ref for kind, ref in keys if kind == EPISODE}
-    for key in keys:
-        for neighbour in adjacent.get(key, (None, None)):
-            if neighbour is not None:
-                wanted.add(neighbour[1])
-    vectors = store.embeddings(sorted(wanted), agent_id=agent_id, user_id=user_id)
+    wanted = {key for key in keys if key[0] == EPISODE}
+    if tuning.dense_previous > 0 or tuning.dense_next > 0:
+        wanted.update(n for key in keys for n in adjacent.get(key, (None, None)) if n is not None)
+    vectors = _episode_vectors(store, lexicon, wanted, agent_id, user_id)
+    mixing = tuning.dense_previous > 0 or tuning.dense_next > 0
     scored: list[tuple[Key, float]] = []
+    episodes: list[Key] = []
+    rows: list[Vector] = []
     for key in keys:
         c = candidates[key]
-        kind, ref = key
-        if kind != EPISODE:
+        if key[0] != EPISODE:
             if c.dense is not None:
                 scored.append((key, max(c.dense, 0.0)))
             continue
-        own = vectors.get(ref)
+        own = vectors.get(key)
         if own is None:
             continue
-        mixed = own.astype(np.float32, copy=True)
-        previous, following = adjacent.get(key, (None, None))
-        for neighbour, share in ((previous, tuning.dense_previous), (following, tuning.dense_next)):
-            if neighbour is not None and share > 0 and (v := vectors.get(neighbour[1])) is not None:
-                mixed += share * v
-        norm = float(np.linalg.norm(mixed)) or 1.0
-        c.dense_context = float(mixed @ vector) / norm
-        scored.append((key, max(c.dense_context, 0.0)))
+        episodes.append(key)
+        rows.append(_mixed(own, adjacent.get(key, (None, None)), vectors, tuning) if mixing else own)
+    if rows:
+        # One matrix product for all of them (a Python loop of ~250 norms and dots cost ~2 ms a query).
+        matrix = np.stack(rows)
+        norms = np.linalg.norm(matrix, axis=1)
+        cosines = (matrix @ vector) / np.where(norms > 0, norms, 1.0)
+        for key, value in zip(episodes, cosines.tolist(), strict=True):
+            c = candidates[key]
+            if mixing:
+                c.dense_context = value
+            elif c.dense is None:
+                c.dense = value  # a lexical candidate's own cosine (no dense_rank: not a vector-search hit)
+            scored.append((key, max(value, 0.0)))
     scored.sort(key=lambda kv: kv[1], reverse=True)
-    return scored[: tuning.candidates]
+    return scored[: tuning.dense_keep or None]
+
+
+def _mixed(
+    own: Vector, neighbours: tuple[Key | None, Key | None], vectors: dict[Key, Vector], tuning: RecallTuning
+) -> Vector:
+    mixed = own.astype(np.float32, copy=True)
+    for neighbour, share in zip(neighbours, (tuning.dense_previous, tuning.dense_next), strict=True):
+        if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
+            mixed += share * v
+    return mixed
+
+
+def _episode_vectors(
+    store: RecallStore, lexicon: Lexicon | None, keys: set[Key], agent_id: str, user_id: str
+) -> dict[Key, Vector]:
+    if lexicon is not None and lexicon.keep_vectors:
+        return lexicon.vectors(agent_id, user_id, keys)
+    stored = store.embeddings(sorted(ref for _, ref in keys), agent_id=agent_id, user_id=user_id)
+    return {(EPISODE, ref): v for ref, v in stored.items()}
 
 
 def _spread_to_neighbours(
@@ -307,6 +367,25 @@ def _spread_to_neighbours(
         c = candidates.setdefault(key, _Candidate(key))
         if value > c.fused:
             c.fused = c.neighbour = value
+
+
+def _session_prior(
+    candidates: dict[Key, _Candidate], lexicon: Lexicon, agent_id: str, user_id: str, share: float
+) -> None:
+    """Each candidate gains `share` of the best relevance among the other candidates of its session."""
+    sessions = lexicon.sessions(agent_id, user_id, candidates)
+    best: dict[str, list[float]] = {}
+    for key, session in sessions.items():
+        top = best.setdefault(session, [0.0, 0.0])
+        value = candidates[key].fused
+        if value > top[0]:
+            top[0], top[1] = value, top[0]
+        elif value > top[1]:
+            top[1] = value
+    for key, session in sessions.items():
+        c = candidates[key]
+        first, second = best[session]
+        c.fused += share * (second if c.fused == first else first)
 
 
 def named_speaker(query: str, speakers: Iterable[str | None]) -> str | None:

@@ -114,7 +114,11 @@ def create_app(deps: ApiDeps) -> FastAPI:
     if deps.recall_store is None:
         deps.recall_store = RecallStore(deps.repo.engine)
     if deps.lexicon is None:
-        deps.lexicon = Lexicon(deps.recall_store, refresh_s=deps.settings.recall.lexicon_refresh_s)
+        deps.lexicon = Lexicon(
+            deps.recall_store,
+            refresh_s=deps.settings.recall.lexicon_refresh_s,
+            vectors=deps.settings.recall.lexicon_vectors,
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

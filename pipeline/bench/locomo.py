@@ -446,6 +446,7 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "stand in keep review's member weight 0.5; no-spread: a match does not lift the turns before and after "
         "it; no-speaker: turns spoken by the one person a question names are not favoured; dense-in-context: "
         "a turn's cosine is taken with its session neighbours' vectors mixed into its own, 1.0 previous, 0.5 "
-        "next); the last row is the default, asked through "
+        "next; no-rescore: only the vector search's own hits have a cosine; no-session-prior: a candidate does "
+        "not gain a share of its session's best other match); the last row is the default, asked through "
         f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
     ]

@@ -34,6 +34,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
     "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
     "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
+    "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
+    "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

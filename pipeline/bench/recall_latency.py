@@ -201,7 +201,9 @@ def run_recall_bench(
             conn.execute(text("ANALYZE episodes, semantic_memories, semantic_members"))
         store = RecallStore(engine)
         repo = Repository(engine)
-        lexicon = Lexicon(store, refresh_s=settings.recall.lexicon_refresh_s)
+        lexicon = Lexicon(
+            store, refresh_s=settings.recall.lexicon_refresh_s, vectors=settings.recall.lexicon_vectors
+        )
         t0 = time.perf_counter()
         lexicon.search(AGENT, USER, "warm up", 1)
         build_s = time.perf_counter() - t0

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import numpy as np
 
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import LexicalDoc
@@ -20,14 +23,26 @@ class Store:
         self.calls: list[tuple[str, str, datetime]] = []
 
     def add(
-        self, id_: int, text: str, *, session: str = "s1", speaker: str | None = None, kept: bool = True
+        self,
+        id_: int,
+        text: str,
+        *,
+        session: str = "s1",
+        speaker: str | None = None,
+        kept: bool = True,
+        vector: list[float] | None = None,
     ) -> None:
         ts = T0 + timedelta(seconds=id_ * 10)
-        self.docs.append(LexicalDoc("episode", id_, session, text, speaker, kept, ts))
+        blob = None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
+        self.docs.append(LexicalDoc("episode", id_, session, text, speaker, kept, ts, blob))
 
-    def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
+    def lexical_docs(
+        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+    ) -> list[LexicalDoc]:
         self.calls.append((agent_id, user_id, since))
-        return [d for d in self.docs if d.changed_at > since and agent_id == "a" and user_id == "u"]
+        docs = [d for d in self.docs if d.changed_at > since and agent_id == "a" and user_id == "u"]
+        # Like the SQL: embeddings only when asked for, and only of recallable documents.
+        return [replace(d, embedding=d.embedding if vectors and d.recallable else None) for d in docs]
 
 
 def _lexicon(store: Store, **kw: Any) -> Lexicon:
@@ -105,3 +120,20 @@ def test_adjacent_links_the_recallable_turns_of_a_session_in_order() -> None:
     e = "episode"
     got = lex.adjacent("a", "u", [(e, 1), (e, 3), (e, 4), (e, 5), (e, 99)])
     assert got == {(e, 1): (None, (e, 3)), (e, 3): ((e, 1), (e, 5)), (e, 5): ((e, 3), None)}
+
+
+def test_held_vectors_are_the_recallable_turns_embeddings_and_their_sessions_are_known() -> None:
+    store = Store()
+    store.add(1, "What got you into running?", vector=[1.0, 0.0])
+    store.add(2, "Hmm", kept=False, vector=[0.0, 1.0])  # cold: no vector held
+    for i in range(3, 1100):  # past the first allocation: the matrix grows and keeps what it held
+        store.add(i, f"turn {i}", session="s2", vector=[0.6, 0.8])
+    lex = _lexicon(store)
+    e = "episode"
+    got = lex.vectors("a", "u", [(e, 1), (e, 2), (e, 1099), (e, 5000)])
+    assert set(got) == {(e, 1), (e, 1099)}
+    assert got[(e, 1)].dtype == np.float32
+    assert got[(e, 1)].tolist() == [1.0, 0.0]
+    assert np.allclose(got[(e, 1099)], [0.6, 0.8], atol=1e-3)  # float16 held
+    assert lex.sessions("a", "u", [(e, 1), (e, 2), (e, 3)]) == {(e, 1): "s1", (e, 3): "s2"}
+    assert _lexicon(store, vectors=False).vectors("a", "u", [(e, 1)]) == {}

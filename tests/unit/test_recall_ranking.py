@@ -248,14 +248,14 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
     store = Store()
     candidates = {
         (e, 2): recall._Candidate((e, 2), lexical=3.0, lexical_rank=1),
-        (e, 4): recall._Candidate((e, 4), lexical=0.1, lexical_rank=60),  # beyond `candidates`: no cosine
+        (e, 4): recall._Candidate((e, 4), lexical=0.1, lexical_rank=60),  # beyond dense_lexical: no cosine
         (e, 3): recall._Candidate((e, 3), dense=0.1),
         ("semantic", 9): recall._Candidate(("semantic", 9), dense=0.4),
     }
     adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, candidates=50)
-    out = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
+    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, dense_lexical=50, dense_keep=50)
+    out = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
     assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
     assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
     assert candidates[(e, 2)].dense_context == pytest.approx(1 / np.sqrt(2))
@@ -263,6 +263,60 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
     assert out[("semantic", 9)] == pytest.approx(0.4)  # semantic memories keep the index's cosine
     assert next(iter(out)) == (e, 2)  # best first
     assert (e, 4) not in out
-    no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0)
-    plain = dict(recall._dense_in_context(store, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
+    no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0, dense_lexical=50)
+    plain = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
     assert plain[(e, 2)] == pytest.approx(0.0)
+
+
+def test_session_prior_lifts_candidates_by_the_best_other_match_of_their_session() -> None:
+    e = "episode"
+
+    class Lexicon:
+        def sessions(self, agent_id: str, user_id: str, keys: object) -> dict[tuple[str, int], str]:
+            return {(e, 1): "s1", (e, 2): "s1", (e, 3): "s2", (e, 4): "s1"}
+
+    candidates = {
+        (e, 1): recall._Candidate((e, 1), fused=1.0),
+        (e, 2): recall._Candidate((e, 2), fused=0.4),
+        (e, 3): recall._Candidate((e, 3), fused=0.5),  # alone in its session: nothing to gain
+        (e, 4): recall._Candidate((e, 4), fused=0.0),
+        ("semantic", 9): recall._Candidate(("semantic", 9), fused=0.6),  # no session
+    }
+    recall._session_prior(candidates, Lexicon(), "a", "u", 0.25)  # type: ignore[arg-type]
+    fused = {k: c.fused for k, c in candidates.items()}
+    assert fused[(e, 1)] == pytest.approx(1.0 + 0.25 * 0.4)  # the best gains from the second best
+    assert fused[(e, 2)] == pytest.approx(0.4 + 0.25 * 1.0)
+    assert fused[(e, 4)] == pytest.approx(0.25 * 1.0)
+    assert fused[(e, 3)] == pytest.approx(0.5)
+    assert fused[("semantic", 9)] == pytest.approx(0.6)
+    # Now above the other session's 0.5, which matched the query better on its own.
+    assert fused[(e, 2)] > fused[(e, 3)]
+
+
+def test_dense_rescore_takes_cosines_from_the_lexicon_s_vectors_without_reading_the_store() -> None:
+    import numpy as np
+
+    e = "episode"
+
+    class Store:
+        def embeddings(self, ids: list[int], *, agent_id: str, user_id: str) -> dict[int, np.ndarray]:
+            raise AssertionError("the lexicon holds the vectors: no SELECT")
+
+    class Lexicon:
+        keep_vectors = True
+
+        def vectors(self, agent_id: str, user_id: str, keys: object) -> dict[tuple[str, int], np.ndarray]:
+            held = {(e, 1): [0.6, 0.8], (e, 2): [1.0, 0.0], (e, 3): [0.0, 1.0]}
+            return {k: np.asarray(held[k], dtype=np.float32) for k in keys if k in held}  # type: ignore[attr-defined]
+
+    candidates = {
+        (e, 1): recall._Candidate((e, 1), dense=0.6, dense_rank=1),
+        (e, 2): recall._Candidate((e, 2), lexical=4.0, lexical_rank=150),  # no cosine from the index
+        (e, 3): recall._Candidate((e, 3), lexical=5.0, lexical_rank=1),
+    }
+    query = np.array([1.0, 0.0], dtype=np.float32)
+    tuning = recall.RecallTuning()  # the defaults re-score every candidate
+    out = recall._dense_in_context(Store(), Lexicon(), query, candidates, {}, "a", "u", tuning)  # type: ignore[arg-type]
+    assert [k for k, _ in out] == [(e, 2), (e, 1), (e, 3)]
+    assert dict(out)[(e, 2)] == pytest.approx(1.0)  # the lexical candidate's own cosine, not 0
+    assert dict(out)[(e, 1)] == pytest.approx(0.6)

@@ -40,6 +40,7 @@ class LexicalDoc:
     speaker: str | None  # metadata.speaker: who said it, when the agent service names people
     recallable: bool  # kept (episodes) / open and kept (semantic); the others are context only
     changed_at: datetime
+    embedding: bytes | None = None  # float32 little-endian, when asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +70,13 @@ _EPISODES = """
 
 _LEXICAL = """
     SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.metadata->>'speaker' AS speaker,
-           e.status = 'kept' AS recallable, e.reviewed_at AS changed_at
+           e.status = 'kept' AS recallable, e.reviewed_at AS changed_at,
+           CASE WHEN :vectors AND e.status = 'kept' THEN e.embedding END AS embedding
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.reviewed_at > :since AND e.status <> 'forgotten'
     UNION ALL
-    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at
+    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at,
+           CASE WHEN :vectors THEN m.embedding END
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
     ORDER BY 1, 2
@@ -135,12 +138,25 @@ class RecallStore:
         with translate_errors(), self.engine.connect() as conn:
             return {r.id: from_blob(r.embedding) for r in conn.execute(text(_EMBEDDINGS), params)}
 
-    def lexical_docs(self, agent_id: str, user_id: str, *, since: datetime) -> list[LexicalDoc]:
-        """Episodes reviewed and semantic memories created after `since`, in id order (turn order)."""
+    def lexical_docs(
+        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+    ) -> list[LexicalDoc]:
+        """Episodes reviewed and semantic memories created after `since`, in id order (turn order); with
+        `vectors`, the embeddings of the recallable ones."""
+        params = {"a": agent_id, "u": user_id, "since": since, "vectors": vectors}
         with translate_errors(), self.engine.connect() as conn:
             return [
-                LexicalDoc(r.kind, r.id, r.session_id, r.text, r.speaker, bool(r.recallable), r.changed_at)
-                for r in conn.execute(text(_LEXICAL), {"a": agent_id, "u": user_id, "since": since})
+                LexicalDoc(
+                    r.kind,
+                    r.id,
+                    r.session_id,
+                    r.text,
+                    r.speaker,
+                    bool(r.recallable),
+                    r.changed_at,
+                    r.embedding,
+                )
+                for r in conn.execute(text(_LEXICAL), params)
             ]
 
     def facts_named(
