@@ -315,6 +315,10 @@ def _dense_in_context(
             continue
         own = vectors.get(key)
         if own is None:
+            # The lexicon may not hold it yet (a cold memory just re-heated keeps its old lexicon entry
+            # until the scope is rebuilt): the vector search's own cosine stands, if it found it.
+            if c.dense is not None:
+                scored.append((key, max(c.dense, 0.0)))
             continue
         episodes.append(key)
         rows.append(_mixed(own, adjacent.get(key, (None, None)), vectors, tuning) if mixing else own)

@@ -320,3 +320,24 @@ def test_dense_rescore_takes_cosines_from_the_lexicon_s_vectors_without_reading_
     assert [k for k, _ in out] == [(e, 2), (e, 1), (e, 3)]
     assert dict(out)[(e, 2)] == pytest.approx(1.0)  # the lexical candidate's own cosine, not 0
     assert dict(out)[(e, 1)] == pytest.approx(0.6)
+
+
+def test_dense_rescore_keeps_the_index_cosine_of_a_turn_the_lexicon_holds_no_vector_for() -> None:
+    # A memory re-heated from cold storage is in the vector index again before the lexicon has its vector.
+    import numpy as np
+
+    e = "episode"
+
+    class Lexicon:
+        keep_vectors = True
+
+        def vectors(self, agent_id: str, user_id: str, keys: object) -> dict[tuple[str, int], np.ndarray]:
+            return {(e, 2): np.asarray([0.0, 1.0], dtype=np.float32)}
+
+    candidates = {
+        (e, 1): recall._Candidate((e, 1), dense=0.56, dense_rank=1),  # re-heated: no held vector
+        (e, 2): recall._Candidate((e, 2), dense=0.05, dense_rank=2),
+    }
+    query = np.array([1.0, 0.0], dtype=np.float32)
+    out = recall._dense_in_context(None, Lexicon(), query, candidates, {}, "a", "u", recall.RecallTuning())  # type: ignore[arg-type]
+    assert out == [((e, 1), pytest.approx(0.56)), ((e, 2), pytest.approx(0.0))]
