@@ -160,11 +160,8 @@ class Lexicon:
             scope.refreshing = False
 
     def _refresh(self, key: tuple[str, str], scope: _Scope) -> None:
-        since = scope.high_water - OVERLAP
-        docs = (
-            self.store.lexical_docs(key[0], key[1], since=since, vectors=True)
-            if self.keep_vectors
-            else self.store.lexical_docs(key[0], key[1], since=since)
+        docs = self.store.lexical_docs(
+            key[0], key[1], since=scope.high_water - OVERLAP, vectors=self.keep_vectors
         )
         for doc in docs:
             ref = (doc.kind, doc.id)
