@@ -44,10 +44,13 @@ UNKNOWN_TRUST = 0.7  # an unknown source is trusted like something inferred
 # Two content words (density ~0.5) pass in full; "ok" keeps only GATE_FLOOR.
 GATE_FLOOR = 0.25
 GATE_SLOPE = 2.0
-# Uniqueness below this knee scales the score down (0.2 = cosine 0.8). Corrections restate what they
-# correct, so they sit close to it by nature and get a lower knee.
-NOVELTY_KNEE = 0.2
-CORRECTION_NOVELTY_KNEE = 0.1
+# Uniqueness below this knee scales the score down (0.1 = cosine 0.9). With MiniLM a cosine of 0.8-0.9 is
+# "same topic", not "same fact" ("I won an international tournament yesterday!" beside an earlier turn
+# about the tournament): at a knee of 0.2 those turns fell into the judge band and, with no LLM, went
+# cold, ~2% of LoCoMo's evidence turns. Near-verbatim repeats (0.95+) still land cold. Corrections
+# restate what they correct, so they sit close to it by nature and get a lower knee.
+NOVELTY_KNEE = 0.1
+CORRECTION_NOVELTY_KNEE = 0.05
 # A pleasantry may carry one content word (or a two-character Chinese word) and still be one.
 PLEASANTRY_MAX_CONTENT = 1.2
 # A statement that is stale by tomorrow ("I'm tired right now") cannot be kept on its other merits alone:

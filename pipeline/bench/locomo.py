@@ -40,8 +40,9 @@ BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # Bump when what the bench ingests changes (content format, roles, metadata): the fingerprint then
 # no longer matches and `--reuse` re-ingests. Also bump when review's rules change what they keep
 # (4: a statement that asks back is no longer a question to quality.py; 5: a personal statement of
-# an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow).
-INGEST_FORMAT = "5"
+# an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow; 6: quality's
+# novelty knee 0.2 -> 0.1).
+INGEST_FORMAT = "6"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 K = 10
 POLL_S = 0.5
