@@ -73,6 +73,14 @@ class Factors:
         )
 
 
+def ranked_weight(weight: float, base_weight: float | None, decay_exponent: float) -> float:
+    """The weight a memory ranks with: base_weight x decay ** decay_exponent, where decay = weight /
+    base_weight (DESIGN §2: weight = base_weight x exp(-rate x idle days)). Exponent 1 is the weight."""
+    if base_weight is None or base_weight <= 0 or decay_exponent == 1.0:
+        return weight
+    return base_weight * min(weight / base_weight, 1.0) ** decay_exponent
+
+
 def spread(
     scores: Mapping[K, float],
     adjacent: Mapping[K, tuple[K | None, K | None]],

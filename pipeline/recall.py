@@ -117,10 +117,12 @@ class RecallTuning:
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
     # 0.798, but adversarial questions, which name the wrong person on purpose, lose more).
     speaker_boost: float = 1.2
-    # A memory's weight (decay, review's member weight) counts as weight ** this: 1.0 is DESIGN §2's
-    # relevance x weight; below 1 the weight orders memories of like relevance without burying an old,
-    # relevant one under a fresh, vaguely related one (`hindsight bench month` measures 0.5 and 0 beside 1).
-    weight_exponent: float = 1.0
+    # How much decay counts in the ranking: a memory's weight is base_weight x decay (decay = weight /
+    # base_weight, DESIGN §2) and ranks as base_weight x decay ** this. The base (what a person set,
+    # review's member weight) always counts whole. 1.0 is DESIGN §2's relevance x weight; below 1 decay
+    # orders memories of like relevance without burying an old, relevant one under a fresh, vaguely
+    # related one (`hindsight bench month` measures 0.5 and 0 beside the default).
+    decay_exponent: float = 1.0
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -427,7 +429,7 @@ def _hit(
             return None
         in_window = window is not None and _overlaps(window, memory.valid_from, memory.valid_to)
         factors = ranking.Factors(
-            weight=memory.weight**tuning.weight_exponent,
+            weight=ranking.ranked_weight(memory.weight, memory.base_weight, tuning.decay_exponent),
             trust=1.0,
             semantic=ranking.SEMANTIC_BOOST,
             window=tuning.window_boost if in_window else 1.0,
@@ -451,9 +453,12 @@ def _hit(
         return None
     turn_ids = (row.turn_id, *row.merged_turn_ids)
     unfolded = tuning.unfold_big and row.folded_into > tuning.stand_in_max and tuning.member_weight > 0
+    weight, base = row.weight, row.weight if row.base_weight is None else row.base_weight
+    if unfolded and base > 0:  # the member weight goes (up to 1), the decay stays
+        lift = max(base, min(base / tuning.member_weight, 1.0)) / base
+        weight, base = weight * lift, base * lift
     factors = ranking.Factors(
-        weight=(max(row.weight, min(row.weight / tuning.member_weight, 1.0)) if unfolded else row.weight)
-        ** tuning.weight_exponent,
+        weight=ranking.ranked_weight(weight, base, tuning.decay_exponent),
         trust=ranking.SOURCE_TRUST.get(row.source, ranking.UNKNOWN_TRUST),
         window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
         fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,

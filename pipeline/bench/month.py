@@ -55,8 +55,8 @@ RAW_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench
 REVIEW_REDIS_URL = "redis://127.0.0.1:6379/5"
 AGENT = "month"
 K = 10
-# Beside the default (1.0): how much of the review side's recall gap is decay's weight burying old turns.
-WEIGHT_EXPONENTS = (0.5, 0.0)
+# Beside the default: how much of the review side's recall gap is decay's weight burying old turns.
+DECAY_EXPONENTS = (1.0, 0.5, 0.0)
 SAMPLE_QUERIES = 40  # the fixed sample whose recall latency is measured every day, on both sides
 TICK_TURNS = 25  # turns per simulated scheduler round (~20 simulated minutes at 1,000 turns a day)
 ACTIVE_TARGET = 1500
@@ -482,7 +482,7 @@ class MonthResult:
     ceiling: float = 0.0  # review side: mean share of a question's evidence turns still hot
     folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
     # Review side's recall@10 with the memory weight counted as weight ** exponent (RecallTuning).
-    by_weight_exponent: dict[float, float] = field(default_factory=dict)
+    by_decay_exponent: dict[float, float] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -521,7 +521,7 @@ class MonthResult:
                 for d in self.days
             ],
             "breakdown_review": {k: dict(v) for k, v in self.breakdown.items()},
-            "recall_at_10_review_by_weight_exponent": {str(e): v for e, v in self.by_weight_exponent.items()},
+            "recall_at_10_review_by_decay_exponent": {str(e): v for e, v in self.by_decay_exponent.items()},
             "what_if_folded_cold": (
                 None
                 if self.folded_cold is None
@@ -635,9 +635,9 @@ def run_month_bench(
             result.questions = len(asked)
             result.review_r10 = _recall_at_10(make_recaller(review, embedder), asked, end)
             result.raw_r10 = _recall_at_10(make_recaller(raw, embedder), asked, end)
-            for exponent in WEIGHT_EXPONENTS:
-                tuning = replace(DEFAULT_TUNING, weight_exponent=exponent)
-                result.by_weight_exponent[exponent] = _recall_at_10(
+            for exponent in (e for e in DECAY_EXPONENTS if e != DEFAULT_TUNING.decay_exponent):
+                tuning = replace(DEFAULT_TUNING, decay_exponent=exponent)
+                result.by_decay_exponent[exponent] = _recall_at_10(
                     make_recaller(review, embedder, tuning), asked, end
                 )
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
@@ -772,14 +772,14 @@ def verdict_lines(r: MonthResult) -> list[str]:
             f"measured on the final state): active **{active:,}**, recall@10 **{r10:.3f}**, ratio "
             f"**{r10 / r.raw_r10:.3f}**."
         ]
-    if r.by_weight_exponent and r.raw_r10:
+    if r.by_decay_exponent and r.raw_r10:
         pairs = ", ".join(
-            f"weight^{e:g}: {r10:.3f} (ratio {r10 / r.raw_r10:.3f})"
-            for e, r10 in r.by_weight_exponent.items()
+            f"decay^{e:g}: {r10:.3f} (ratio {r10 / r.raw_r10:.3f})" for e, r10 in r.by_decay_exponent.items()
         )
         what_if.append(
-            f"The review side's recall@10 with the memory weight counted softer in the ranking (default weight^1, "
-            f"DESIGN §2): {pairs}."
+            f"The review side's recall@10 with decay counted otherwise in the ranking (a memory ranks with "
+            f"base_weight x decay^e; default e = {DEFAULT_TUNING.decay_exponent:g}; 1 is DESIGN §2's "
+            f"relevance x weight): {pairs}."
         )
     return [
         f"Active memories after {len(r.days)} days: **{r.final_active:,} with review vs {raw_active:,} raw** "

@@ -162,6 +162,40 @@ def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
     assert hit.score == pytest.approx(0.8 * expected_weight)
 
 
+@pytest.mark.parametrize(
+    ("weight", "base", "exponent", "expected"),
+    [
+        (0.25, 1.0, 1.0, 0.25),  # DESIGN §2: relevance x weight
+        (0.25, 1.0, 0.5, 0.5),  # decay 0.25 counts as 0.5
+        (0.25, 1.0, 0.0, 1.0),  # decay does not count
+        (0.1, 0.4, 0.0, 0.4),  # what a person set keeps counting whole
+        (0.1, 0.4, 0.5, 0.2),
+        (0.3, None, 0.0, 0.3),  # no base known: the weight as it is
+        (0.9, 0.5, 0.0, 0.5),  # a weight above its base (never written so) is no gain
+    ],
+)
+def test_only_the_decay_share_of_a_weight_is_softened(
+    weight: float, base: float | None, exponent: float, expected: float
+) -> None:
+    assert ranking.ranked_weight(weight, base, exponent) == pytest.approx(expected)
+
+
+def test_an_unfolded_member_gets_its_base_back_but_keeps_its_decay() -> None:
+    from datetime import UTC, datetime
+
+    # Member of a 300-turn memory (too big to stand in): base 0.5 (member weight), decayed to 0.125.
+    row = recall.RecallEpisode(
+        7, "t7", (), "s", "text", datetime(2024, 1, 1, tzinfo=UTC), "user", 0.125, False, 300, None, 0.5
+    )
+    candidate = recall._Candidate(("episode", 7), fused=1.0)
+    for exponent, expected in ((1.0, 0.25), (0.5, 0.5), (0.0, 1.0)):
+        tuning = recall.RecallTuning(stand_in_max=12, member_weight=0.5, decay_exponent=exponent)
+        hit = recall._hit(candidate, {7: row}, {}, None, set(), tuning)
+        assert hit is not None
+        assert hit.explain is not None
+        assert hit.explain["weight"] == pytest.approx(expected)
+
+
 def test_bm25_extend_scores_as_if_the_terms_had_been_added_at_once() -> None:
     whole, extended = lexical.BM25(), lexical.BM25()
     for index in (whole, extended):

@@ -29,6 +29,7 @@ class RecallEpisode:
     # the consolidation penalty when that memory is too big to stand in for it.
     folded_into: int = 0
     speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
+    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class FactHit:
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
 _EPISODES = """
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
-           e.metadata->>'speaker' AS speaker,
+           e.base_weight, e.metadata->>'speaker' AS speaker,
            (EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                     AND e.turn_id = ANY(f.turn_ids))
             AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
@@ -125,6 +126,7 @@ class RecallStore:
                     bool(r.superseded),
                     int(r.folded_into or 0),
                     r.speaker,
+                    r.base_weight,
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }

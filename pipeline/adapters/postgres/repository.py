@@ -86,6 +86,7 @@ class SemanticRow:
     valid_from: datetime
     valid_to: datetime | None
     turn_ids: tuple[str, ...]
+    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -550,7 +551,7 @@ class Repository:
         """Semantic memories valid at `as_of` (default: the open versions), with their members' turn ids."""
         sql = text(
             """
-            SELECT m.id, m.text, m.weight, m.valid_from, m.valid_to,
+            SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to,
                    array_agg(t.turn_id ORDER BY t.ord) AS turn_ids
             FROM semantic_memories m
             JOIN LATERAL (
@@ -569,7 +570,13 @@ class Repository:
             rows = conn.execute(sql, {"ids": list(ids), "a": agent_id, "u": user_id, "as_of": as_of})
             return {
                 r.id: SemanticRow(
-                    r.id, r.text, r.weight, r.valid_from, r.valid_to, tuple(dict.fromkeys(r.turn_ids))
+                    r.id,
+                    r.text,
+                    r.weight,
+                    r.valid_from,
+                    r.valid_to,
+                    tuple(dict.fromkeys(r.turn_ids)),
+                    r.base_weight,
                 )
                 for r in rows
             }
