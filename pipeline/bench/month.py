@@ -56,7 +56,7 @@ REVIEW_REDIS_URL = "redis://127.0.0.1:6379/5"
 AGENT = "month"
 K = 10
 # Beside the default: how much of the review side's recall gap is decay's weight burying old turns.
-DECAY_EXPONENTS = (1.0, 0.5, 0.0)
+DECAY_EXPONENTS = (1.0, 0.5, 0.25, 0.0)
 SAMPLE_QUERIES = 40  # the fixed sample whose recall latency is measured every day, on both sides
 TICK_TURNS = 25  # turns per simulated scheduler round (~20 simulated minutes at 1,000 turns a day)
 ACTIVE_TARGET = 1500
