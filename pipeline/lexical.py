@@ -83,6 +83,9 @@ class BM25:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._rows
+
     def add(self, doc_id: object, weighted_terms: dict[str, float]) -> None:
         row = len(self._ids)
         self._ids.append(doc_id)

@@ -1,8 +1,8 @@
 """Per-scope in-memory BM25 indexes, fed from PostgreSQL (the system of record) and refreshed behind recall.
 
 Like the vector index, this is derived state that may lag the store: a scope's index is built on its
-first recall, then topped up in a background thread with what was reviewed since, at most every
-`refresh_s` seconds. Documents are only ever appended; anything that went cold, was forgotten or was
+first recall, then topped up in a background thread with what was reviewed, created or restored from cold
+storage since, at most every `refresh_s` seconds. Documents are only ever appended; anything that went cold, was forgotten or was
 superseded since is dropped when recall hydrates its hits from PostgreSQL, as for vector hits.
 """
 
@@ -165,7 +165,13 @@ class Lexicon:
         )
         for doc in docs:
             ref = (doc.kind, doc.id)
-            if ref in scope.seen:
+            if ref in scope.seen or doc.restored:
+                if doc.recallable and ref not in scope.index:
+                    # Back from cold storage (re-heated, restored) or out of quarantine: indexed late, on
+                    # its own words; its session's turns were linked without it and stay so.
+                    scope.seen.add(ref)
+                    self._add(scope, ref, doc, context="", link=False)
+                scope.high_water = max(scope.high_water, doc.changed_at)
                 continue
             scope.seen.add(ref)
             context = ""
@@ -183,8 +189,11 @@ class Lexicon:
             scope.high_water = max(scope.high_water, doc.changed_at)
         scope.refreshed = time.monotonic()
 
-    def _add(self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str) -> None:
-        """Index one recallable document (`context`: the previous turn of its session)."""
+    def _add(
+        self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str, *, link: bool = True
+    ) -> None:
+        """Index one recallable document (`context`: the previous turn of its session; `link`: it is its
+        session's latest document, to be linked after the one before it)."""
         # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
         # Caroline's turns; the previous turn is context without its speaker's name.
         own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
@@ -201,6 +210,8 @@ class Lexicon:
             _hold_vector(scope, ref, doc.embedding)
         if doc.session_id is not None:
             scope.session_of[ref] = doc.session_id
+            if not link:
+                return
             scope.last_doc[doc.session_id] = ref
             kept_before = scope.last_kept.get(doc.session_id)
             if kept_before is not None:

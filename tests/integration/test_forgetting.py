@@ -43,6 +43,12 @@ def _settle(stack: Stack) -> None:
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
 
+def _found_by_bm25(stack: Stack, q: str, turn_id: str) -> bool:
+    """The hit of `turn_id` was a lexical candidate too, not only a vector hit."""
+    hit = next((h for h in _recall(stack, q) if h["source_turn_ids"] == [turn_id]), None)
+    return hit is not None and hit["explain"]["lexical"] is not None
+
+
 @pytest.fixture
 def scope(stack: Stack) -> dict[str, str]:
     """A reviewed scope: a core allergy, three paraphrases folded into a semantic memory, two plain facts."""
@@ -96,6 +102,8 @@ def test_sixty_idle_days_send_unused_memories_cold_but_not_the_core_allergy(
         ("kept", 1.0, None)
     ]
     assert _recall(stack, "what is the cat called")[0]["source_turn_ids"] == ["z-5"]
+    # The lexicon was built while it was cold; a top-up (restored_at) brings it back to BM25 too.
+    wait_until(lambda: _found_by_bm25(stack, "cat Miso", "z-5"), timeout=15, what="BM25 to find z-5 again")
 
 
 def test_recall_hits_refresh_last_access_off_the_request_path(stack: Stack, scope: dict[str, str]) -> None:
@@ -123,6 +131,7 @@ def test_soft_forget_is_reversible_and_audited(stack: Stack, scope: dict[str, st
     assert response.json()["before"] == {"status": "forgotten"}
     _settle(stack)
     assert _recall(stack, "what is the cat called")[0]["source_turn_ids"] == ["z-5"]
+    wait_until(lambda: _found_by_bm25(stack, "cat Miso", "z-5"), timeout=15, what="BM25 to find z-5 again")
     audit = _rows(stack, "SELECT actor, reason, action, changes FROM memory_audit ORDER BY id")
     assert [(a, r, act) for a, r, act, _ in audit] == [
         ("support", "user asked", "update"),

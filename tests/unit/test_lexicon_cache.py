@@ -36,6 +36,11 @@ class Store:
         blob = None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
         self.docs.append(LexicalDoc("episode", id_, session, text, speaker, kept, ts, blob))
 
+    def restore(self, id_: int, at: datetime) -> None:
+        """As a re-heat or restore does: the doc is recallable again, and read again as restored since `at`."""
+        doc = next(d for d in self.docs if d.id == id_)
+        self.docs.append(replace(doc, recallable=True, changed_at=at, restored=True))
+
     def lexical_docs(
         self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
     ) -> list[LexicalDoc]:
@@ -137,3 +142,22 @@ def test_held_vectors_are_the_recallable_turns_embeddings_and_their_sessions_are
     assert np.allclose(got[(e, 1099)], [0.6, 0.8], atol=1e-3)  # float16 held
     assert lex.sessions("a", "u", [(e, 1), (e, 2), (e, 3)]) == {(e, 1): "s1", (e, 3): "s2"}
     assert _lexicon(store, vectors=False).vectors("a", "u", [(e, 1)]) == {}
+
+
+def test_a_memory_back_from_cold_storage_is_indexed_again_by_the_next_top_up() -> None:
+    store = Store()
+    store.add(1, "Our cat is called Miso", kept=False, vector=[1.0, 0.0])  # cold when the lexicon is built
+    store.add(2, "She is twelve", vector=[0.0, 1.0])
+    store.add(3, "The vet visit is on Monday", session="s2")
+    lex = _lexicon(store, refresh_s=0.05, vectors=True)
+    assert [i for _, i, _ in lex.search("a", "u", "miso", 5)] == [2]  # 1 is only 2's context
+    store.restore(1, T0 + timedelta(hours=1))
+    time.sleep(0.1)
+    lex.search("a", "u", "miso", 5)  # stale: starts a top-up in the background
+    deadline = time.monotonic() + 5
+    while 1 not in {i for _, i, _ in lex.search("a", "u", "miso", 5)} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lex.search("a", "u", "miso", 5)[0][1] == 1
+    # Its own vector is held, and the turns linked while it was cold stay linked as they were.
+    assert set(lex.vectors("a", "u", [("episode", 1)])) == {("episode", 1)}
+    assert lex.adjacent("a", "u", [("episode", 2)]) == {}

@@ -121,6 +121,8 @@ class ForgettingStore:
                 values["base_weight"] = values["weight"]  # decay continues from what a person set
             if values.get("status") == "kept":
                 values |= {"cold_since": None, "last_accessed": now}
+                if row.status != "kept":
+                    values["restored_at"] = now
                 if kind == EPISODE:
                     values["cold_reason"] = None
             if values.get("status") == "cold":
@@ -213,6 +215,7 @@ class ForgettingStore:
             "status": "kept",
             "cold_since": None,
             "last_accessed": now,
+            "restored_at": now,
             "weight": t.c.base_weight,
         }
         if kind == EPISODE:

@@ -42,6 +42,7 @@ class LexicalDoc:
     recallable: bool  # kept (episodes) / open and kept (semantic); the others are context only
     changed_at: datetime
     embedding: bytes | None = None  # float32 little-endian, when asked for
+    restored: bool = False  # read because it came back from cold storage since (restored_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +70,30 @@ _EPISODES = """
       AND e.ts <= coalesce(:as_of, 'infinity'::timestamptz)
 """
 
+# What a scope's lexicon has not seen: reviewed or created since, and what came back from cold storage
+# since (re-heated, restored), which the lexicon then indexes late. Each branch reads its own index.
 _LEXICAL = """
     SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.metadata->>'speaker' AS speaker,
            e.status = 'kept' AS recallable, e.reviewed_at AS changed_at,
-           CASE WHEN :vectors AND e.status = 'kept' THEN e.embedding END AS embedding
+           CASE WHEN :vectors AND e.status = 'kept' THEN e.embedding END AS embedding, false AS restored
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.reviewed_at > :since AND e.status <> 'forgotten'
     UNION ALL
+    SELECT 'episode', e.id, e.session_id, e.content, e.metadata->>'speaker', true, e.restored_at,
+           CASE WHEN :vectors THEN e.embedding END, true
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.restored_at > :since AND e.status = 'kept'
+    UNION ALL
     SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at,
-           CASE WHEN :vectors THEN m.embedding END
+           CASE WHEN :vectors THEN m.embedding END, false
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
-    ORDER BY 1, 2
+    UNION ALL
+    SELECT 'semantic', m.id, NULL, m.text, NULL, m.valid_to IS NULL, m.restored_at,
+           CASE WHEN :vectors THEN m.embedding END, true
+    FROM semantic_memories m
+    WHERE m.agent_id = :a AND m.user_id = :u AND m.restored_at > :since AND m.status = 'kept'
+    ORDER BY 1, 2, restored
 """
 
 _EMBEDDINGS = """
@@ -143,8 +156,9 @@ class RecallStore:
     def lexical_docs(
         self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
     ) -> list[LexicalDoc]:
-        """Episodes reviewed and semantic memories created after `since`, in id order (turn order); with
-        `vectors`, the embeddings of the recallable ones."""
+        """Episodes reviewed and semantic memories created after `since`, and those restored from cold
+        storage since (flagged `restored`), in id order (turn order); with `vectors`, the recallable ones'
+        embeddings."""
         params = {"a": agent_id, "u": user_id, "since": since, "vectors": vectors}
         with translate_errors(), self.engine.connect() as conn:
             return [
@@ -157,6 +171,7 @@ class RecallStore:
                     bool(r.recallable),
                     r.changed_at,
                     r.embedding,
+                    bool(r.restored),
                 )
                 for r in conn.execute(text(_LEXICAL), params)
             ]

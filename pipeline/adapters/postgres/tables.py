@@ -98,6 +98,9 @@ class Episode(Base):
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
     received_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
     reviewed_at: Mapped[datetime | None] = mapped_column(TS)
+    # When it last came back from cold storage or a soft forget (re-heat, restore): the recall lexicon's
+    # top-ups read it beside reviewed_at (0011).
+    restored_at: Mapped[datetime | None] = mapped_column(TS)
     light_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
     full_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
 
@@ -116,6 +119,13 @@ class Episode(Base):
         Index("ix_episodes_full_batch", "full_batch_id"),
         # The recall lexicon's top-ups: what a scope had reviewed since (migration 0008).
         Index("ix_episodes_scope_reviewed", "agent_id", "user_id", "reviewed_at"),
+        Index(
+            "ix_episodes_scope_restored",
+            "agent_id",
+            "user_id",
+            "restored_at",
+            postgresql_where=text("restored_at IS NOT NULL"),
+        ),
         # Room on every page, so the decay pass's rewrites of weight and status are HOT (no new index
         # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0006,
         # figures in BENCHMARKS.md (`hindsight bench decay`).
@@ -207,11 +217,19 @@ class SemanticMemory(Base):
     previous_id: Mapped[int | None] = mapped_column(ForeignKey("semantic_memories.id"))
     method: Mapped[str] = mapped_column(String(16), server_default="extractive")  # extractive | llm
     created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    restored_at: Mapped[datetime | None] = mapped_column(TS)  # as Episode.restored_at
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
     access_count: Mapped[int] = mapped_column(Integer, server_default="0")
 
     __table_args__ = (
         Index("ix_semantic_scope", "agent_id", "user_id"),
+        Index(
+            "ix_semantic_memories_scope_restored",
+            "agent_id",
+            "user_id",
+            "restored_at",
+            postgresql_where=sqlalchemy.text("restored_at IS NOT NULL"),
+        ),
         # `text` is a column of this class, hence the qualified name.
         Index(
             "ix_semantic_open", "agent_id", "user_id", postgresql_where=sqlalchemy.text("valid_to IS NULL")
