@@ -113,6 +113,14 @@ class RecallSettings(BaseModel):
     # that recall gives every lexical candidate a cosine without reading vectors from PostgreSQL
     # (RecallTuning.dense_rescore); off, recall reads them with one SELECT per query (slower).
     lexicon_vectors: bool = Field(True, description="hold turn embeddings in the in-memory lexicon")
+    # A memory ranks with base_weight x decay ** this (RecallTuning.decay_exponent; None: its default, 0,
+    # where decay decides only what goes to cold storage; 1: DESIGN §2's relevance x weight).
+    decay_exponent: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="how much decay lowers a memory in recall's ranking (0 not at all, 1 fully)",
+    )
 
 
 class CelerySettings(BaseModel):

@@ -62,8 +62,10 @@ class RecallTuning:
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     stand_in: bool = True  # a semantic memory hides its members from the list
     # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
-    # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters).
-    stand_in_max: int = 12
+    # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
+    # LoCoMo 1-5 with speaker_boost 1.3: R@5 / R@10 0.735 / 0.811 -> 0.738 / 0.813 (held out 0.723 /
+    # 0.796 -> 0.724 / 0.796; 20: 0.720 / 0.799 all conversations at speaker_boost 1.2).
+    stand_in_max: int = 8
     # Review folds a member at this weight (ReviewSettings.member_weight) because its memory ranks for it;
     # a memory too big to stand in does not, so its members get their own weight back (LoCoMo: 2,150 turns
     # sit in memories of more than 12 members).
@@ -115,14 +117,20 @@ class RecallTuning:
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
-    # 0.798, but adversarial questions, which name the wrong person on purpose, lose more).
-    speaker_boost: float = 1.2
+    # 0.798, but adversarial questions, which name the wrong person on purpose, lose more). Re-measured
+    # with the final pipeline (novelty knee 0.1, dense_rescore, session prior), 1.2 -> 1.3: 0.731 / 0.807
+    # -> 0.735 / 0.811 (adversarial 0.821 / 0.911 -> 0.806 / 0.907), held out 0.716 / 0.793 -> 0.723 /
+    # 0.796; 1.4: 0.731 / 0.810; 1.5: 0.729 / 0.810.
+    speaker_boost: float = 1.3
     # How much decay counts in the ranking: a memory's weight is base_weight x decay (decay = weight /
     # base_weight, DESIGN §2) and ranks as base_weight x decay ** this. The base (what a person set,
-    # review's member weight) always counts whole. 1.0 is DESIGN §2's relevance x weight; below 1 decay
-    # orders memories of like relevance without burying an old, relevant one under a fresh, vaguely
-    # related one (`hindsight bench month` measures 0.5 and 0 beside the default).
-    decay_exponent: float = 1.0
+    # review's member weight) always counts whole. 1 is DESIGN §2's relevance x weight. 0: decay decides
+    # what goes to cold storage, not the order of what is still hot. `hindsight bench month` (30 days of
+    # 1,000 turns, LoCoMo recall@10 review / raw): 1: 0.645 / 0.769 (ratio 0.839); 0.5: 0.922; 0.25:
+    # 0.942; 0: 0.737, ratio 0.958. At 1, a relevant fact left untouched for three weeks (weight 0.35)
+    # ranked below a fresh turn a third as relevant; what is current is what the fact chains say, not
+    # what is recent. Settings: `recall.decay_exponent`.
+    decay_exponent: float = 0.0
 
 
 DEFAULT_TUNING = RecallTuning()

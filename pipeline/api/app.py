@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -36,6 +36,7 @@ from pipeline.indexing import Indexer
 from pipeline.logging import get_logger
 from pipeline.models import Hit, Scope
 from pipeline.ports import Embedder, VectorIndex
+from pipeline.recall import DEFAULT_TUNING, RecallTuning
 from pipeline.recall import recall as recall_use_case
 from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
 from scheduler.policy import on_demand
@@ -70,6 +71,7 @@ class ApiDeps:
     metrics: ApiMetrics = field(default_factory=ApiMetrics)
     recall_store: RecallStore | None = field(default=None)
     lexicon: Lexicon | None = field(default=None)
+    tuning: RecallTuning = field(default=DEFAULT_TUNING)
 
 
 class ReviewRequest(BaseModel):
@@ -113,6 +115,8 @@ open_router = APIRouter()
 def create_app(deps: ApiDeps) -> FastAPI:
     if deps.recall_store is None:
         deps.recall_store = RecallStore(deps.repo.engine)
+    if deps.settings.recall.decay_exponent is not None:
+        deps.tuning = replace(deps.tuning, decay_exponent=deps.settings.recall.decay_exponent)
     if deps.lexicon is None:
         deps.lexicon = Lexicon(
             deps.recall_store,
@@ -333,6 +337,7 @@ def run_recall(
         as_of=as_of,
         history=history,
         include_cold=include_cold,
+        tuning=deps.tuning,
     )
     if observe:
         _after_recall(deps, hits)

@@ -33,6 +33,7 @@ from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.logging import configure_logging
 from pipeline.models import SessionEnd, Turn
+from pipeline.recall import DEFAULT_TUNING
 from pipeline.validation import encode_event, utcnow
 
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
@@ -440,9 +441,10 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "are recallable at all.",
         "",
         "Rows: the floor is BM25 over the raw turn texts; dense only is cosine x weight x trust from the "
-        "pipeline's Qdrant index (x 1.2 for the one speaker a question names); `hybrid, X` is the default ranking with one "
+        f"pipeline's Qdrant index (x {DEFAULT_TUNING.speaker_boost:g} for the one speaker a question names); "
+        "`hybrid, X` is the default ranking with one "
         "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
-        "min-max fusion at 0.3 : 1; no-context: BM25 documents without the previous or next turn; "
+        f"min-max fusion at {DEFAULT_TUNING.dense_weight:g} : 1; no-context: BM25 documents without the previous or next turn; "
         "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
         "stand in keep review's member weight 0.5; no-spread: a match does not lift the turns before and after "
         "it; no-speaker: turns spoken by the one person a question names are not favoured; dense-in-context: "

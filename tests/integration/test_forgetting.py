@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 
+from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.decay_sql import run_decay
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.decay import DecayParams
+from pipeline.recall import DEFAULT_TUNING, recall
 from pipeline.vector_ids import point_id
 from tests.helpers import wait_until
 from tests.integration.harness import Stack
@@ -104,6 +109,38 @@ def test_sixty_idle_days_send_unused_memories_cold_but_not_the_core_allergy(
     assert _recall(stack, "what is the cat called")[0]["source_turn_ids"] == ["z-5"]
     # The lexicon was built while it was cold; a top-up (restored_at) brings it back to BM25 too.
     wait_until(lambda: _found_by_bm25(stack, "cat Miso", "z-5"), timeout=15, what="BM25 to find z-5 again")
+
+
+def test_decay_lowers_a_memory_in_the_ranking_only_as_far_as_the_setting_says(
+    stack: Stack, scope: dict[str, str], embedder: SentenceTransformerEmbedder
+) -> None:
+    run_decay(stack.repo.engine, datetime.now(UTC) + timedelta(days=20), DecayParams())
+    _settle(stack)
+    (weight,) = _rows(stack, "SELECT weight FROM episodes WHERE turn_id = 'z-5'")[0]
+    assert 0.3 < weight < 0.4  # 20 idle days at 0.05 a day, still hot
+    # At 1 (DESIGN §2's relevance x weight) the decay counts in full. (Asked first: the API's recall
+    # records an access, which warms the memory back to its base weight.)
+    store = RecallStore(stack.repo.engine)
+    hits = recall(
+        "what is the cat called",
+        agent_id="agent-a",
+        user_id="zoe",
+        k=5,
+        repo=stack.repo,
+        store=store,
+        index=stack.index,
+        embedder=embedder,
+        lexicon=Lexicon(store),
+        tuning=replace(DEFAULT_TUNING, decay_exponent=1.0),
+    )
+    (full,) = [h for h in hits if h.source_turn_ids == ("z-5",)]
+    assert full.explain is not None
+    assert full.explain["weight"] == pytest.approx(weight)
+    # Default (recall.decay_exponent unset: 0): ranked at its base weight, the decayed weight reported.
+    (cat,) = [h for h in _recall(stack, "what is the cat called") if h["source_turn_ids"] == ["z-5"]]
+    assert cat["weight"] == pytest.approx(weight)
+    assert cat["explain"]["weight"] == 1.0
+    assert full.score == pytest.approx(cat["score"] * weight, rel=1e-3)
 
 
 def test_recall_hits_refresh_last_access_off_the_request_path(stack: Stack, scope: dict[str, str]) -> None:
