@@ -113,6 +113,9 @@ class RecallSettings(BaseModel):
     # that recall gives every lexical candidate a cosine without reading vectors from PostgreSQL
     # (RecallTuning.dense_rescore); off, recall reads them with one SELECT per query (slower).
     lexicon_vectors: bool = Field(True, description="hold turn embeddings in the in-memory lexicon")
+    # The lexicons of all scopes together, estimated (~5 KB a turn with the embeddings); the least recently
+    # recalled scopes are dropped beyond it and rebuilt from PostgreSQL when next asked.
+    lexicon_max_mb: int = Field(1024, ge=16, description="memory the recall lexicons of one process may hold")
     # A memory ranks with base_weight x decay ** this (RecallTuning.decay_exponent; None: its default, 0,
     # where decay decides only what goes to cold storage; 1: DESIGN §2's relevance x weight).
     decay_exponent: float | None = Field(

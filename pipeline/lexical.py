@@ -79,6 +79,7 @@ class BM25:
     _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     _frozen: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = field(default_factory=dict)
     _length_arr: npt.NDArray[np.float32] | None = None
+    postings: int = 0  # (term, document) entries appended: what the index's memory grows with
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -104,6 +105,7 @@ class BM25:
 
     def _append(self, row: int, weighted_terms: dict[str, float]) -> None:
         self._lengths[row] += sum(weighted_terms.values())
+        self.postings += len(weighted_terms)
         for term, tf in weighted_terms.items():
             self._postings.setdefault(term, []).append((row, tf))
             self._frozen.pop(term, None)

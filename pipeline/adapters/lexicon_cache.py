@@ -46,6 +46,7 @@ class _Scope:
     vector_rows: dict[tuple[str, int], int] = field(default_factory=dict)
     vectors: npt.NDArray[np.float16] | None = None
     high_water: datetime = EPOCH
+    nbytes: int = 0  # estimated memory held (estimated_bytes), as of the last build or top-up
     refreshed: float = 0.0  # monotonic
     refreshing: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -63,6 +64,19 @@ NEXT_WEIGHT = 0.3
 ADDRESS_WEIGHT = 0.0  # LoCoMo 1-5: R@10 0.770 -> 0.777 (0.3: 0.774), R@5 unchanged
 
 
+# Python memory of a scope, by tracemalloc over LoCoMo (10 scopes, 5,069 documents, 174,336 postings):
+# ~117 bytes per posting (a tuple in a list, its float, the term's share of the dict) with the per-document
+# maps counted in; the float16 vectors are counted exactly. tests/unit/test_lexicon_cache.py checks the
+# estimate against tracemalloc.
+BYTES_PER_POSTING = 100
+BYTES_PER_DOCUMENT = 400
+
+
+def estimated_bytes(scope: _Scope) -> int:
+    vectors = 0 if scope.vectors is None else scope.vectors.nbytes
+    return BYTES_PER_POSTING * scope.index.postings + BYTES_PER_DOCUMENT * len(scope.seen) + vectors
+
+
 class Lexicon:
     """BM25 search over a scope's memories. `context_weight` is how much of the previous turn of the same
     session counts in a turn's document (a reply often only makes sense with the question before it);
@@ -78,6 +92,7 @@ class Lexicon:
         next_weight: float = NEXT_WEIGHT,
         address_weight: float = ADDRESS_WEIGHT,
         max_scopes: int = 256,
+        max_bytes: int = 1 << 30,
         vectors: bool = True,
     ) -> None:
         self.store = store
@@ -86,6 +101,9 @@ class Lexicon:
         self.next_weight = next_weight
         self.address_weight = address_weight
         self.max_scopes = max_scopes
+        # Beyond this (estimated) the least recently used scopes are dropped, to be rebuilt from PostgreSQL
+        # on their next recall: a 100,000-turn scope holds ~0.5 GB.
+        self.max_bytes = max_bytes
         # Also hold each recallable document's embedding (float16: 768 bytes a turn), so that recall can
         # take cosines of candidates the vector search did not return without reading PostgreSQL.
         self.keep_vectors = vectors
@@ -159,6 +177,16 @@ class Lexicon:
         finally:
             scope.refreshing = False
 
+    def _evict(self, keep: tuple[str, str]) -> None:
+        """Drop the least recently used scopes (never `keep`) while all together hold more than max_bytes."""
+        with self._lock:
+            total = sum(s.nbytes for s in self._scopes.values())
+            for key in list(self._scopes):
+                if total <= self.max_bytes:
+                    return
+                if key != keep:
+                    total -= self._scopes.pop(key).nbytes
+
     def _refresh(self, key: tuple[str, str], scope: _Scope) -> None:
         docs = self.store.lexical_docs(
             key[0], key[1], since=scope.high_water - OVERLAP, vectors=self.keep_vectors
@@ -187,7 +215,9 @@ class Lexicon:
             if doc.recallable:
                 self._add(scope, ref, doc, context)
             scope.high_water = max(scope.high_water, doc.changed_at)
+        scope.nbytes = estimated_bytes(scope)
         scope.refreshed = time.monotonic()
+        self._evict(keep=key)
 
     def _add(
         self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str, *, link: bool = True

@@ -121,6 +121,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
         deps.lexicon = Lexicon(
             deps.recall_store,
             refresh_s=deps.settings.recall.lexicon_refresh_s,
+            max_bytes=deps.settings.recall.lexicon_max_mb << 20,
             vectors=deps.settings.recall.lexicon_vectors,
         )
 

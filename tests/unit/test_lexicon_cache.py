@@ -161,3 +161,80 @@ def test_a_memory_back_from_cold_storage_is_indexed_again_by_the_next_top_up() -
     # Its own vector is held, and the turns linked while it was cold stay linked as they were.
     assert set(lex.vectors("a", "u", [("episode", 1)])) == {("episode", 1)}
     assert lex.adjacent("a", "u", [("episode", 2)]) == {}
+
+
+def _scoped_store(scopes: int, turns: int) -> Store:
+    """`Store` for several scopes: user ids u0, u1, ... each with `turns` turns."""
+
+    class Scoped(Store):
+        def lexical_docs(
+            self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+        ) -> list[LexicalDoc]:
+            self.calls.append((agent_id, user_id, since))
+            return [d for d in self.docs if d.changed_at > since and d.session_id == user_id]
+
+    store = Scoped()
+    for s in range(scopes):
+        for i in range(turns):
+            store.add(
+                s * turns + i,
+                f"turn {i} of user {s} about hiking, cello lessons and the dog",
+                session=f"u{s}",
+            )
+    return store
+
+
+def test_scopes_beyond_the_memory_budget_are_dropped_least_recently_used_first() -> None:
+    store = _scoped_store(scopes=4, turns=50)
+    lex = _lexicon(store, max_bytes=1 << 40)
+    for s in range(4):
+        lex.search("a", f"u{s}", "cello", 5)
+    one_scope = sum(scope.nbytes for scope in lex._scopes.values()) // 4
+    assert one_scope > 0
+    # Room for two scopes: asking u0 again keeps it, the next new scope drops the least recently used.
+    lex = _lexicon(store, max_bytes=int(2.5 * one_scope))
+    for s in (0, 1, 0, 2):
+        lex.search("a", f"u{s}", "cello", 5)
+    assert set(lex._scopes) == {("a", "u0"), ("a", "u2")}
+    reads = len(store.calls)
+    assert lex.search("a", "u1", "cello", 5)  # rebuilt from the store, and still answers
+    assert len(store.calls) == reads + 1
+    # A single scope above the budget is still served.
+    tiny = _lexicon(store, max_bytes=1)
+    assert tiny.search("a", "u3", "cello", 5)
+    assert set(tiny._scopes) == {("a", "u3")}
+
+
+def test_the_memory_estimate_is_within_a_factor_of_what_python_holds() -> None:
+    import tracemalloc
+
+    store = Store()
+    words = [
+        "hiking",
+        "cello",
+        "dog",
+        "Lisbon",
+        "sister",
+        "birthday",
+        "marathon",
+        "painting",
+        "shelter",
+        "puppy",
+        "recipe",
+        "garden",
+    ]
+    for i in range(2000):
+        text = (
+            " ".join(words[(i * k) % len(words)] for k in range(1, 9)) + f" number {i} said on day {i % 31}"
+        )
+        store.add(i, text, session=f"s{i // 20}", vector=[float(i % 7)] * 384)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        lex = _lexicon(store)
+        lex.search("a", "u", "cello", 5)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    estimate = next(iter(lex._scopes.values())).nbytes
+    assert 0.5 * held <= estimate <= 2.0 * held, (estimate, held)
