@@ -126,8 +126,8 @@ class RecallTuning:
     # base_weight, DESIGN §2) and ranks as base_weight x decay ** this. The base (what a person set,
     # review's member weight) always counts whole. 1 is DESIGN §2's relevance x weight. 0: decay decides
     # what goes to cold storage, not the order of what is still hot. `hindsight bench month` (30 days of
-    # 1,000 turns, LoCoMo recall@10 review / raw): 1: 0.645 / 0.769 (ratio 0.839); 0.5: 0.922; 0.25:
-    # 0.942; 0: 0.737, ratio 0.958. At 1, a relevant fact left untouched for three weeks (weight 0.35)
+    # 1,000 turns, LoCoMo recall@10 review / raw): 1: 0.654 / 0.774 (ratio 0.845); 0.5: 0.924; 0.25:
+    # 0.942; 0: 0.738, ratio 0.954. At 1, a relevant fact left untouched for three weeks (weight 0.35)
     # ranked below a fresh turn a third as relevant; what is current is what the fact chains say, not
     # what is recent. Settings: `recall.decay_exponent`.
     decay_exponent: float = 0.0

@@ -1,9 +1,11 @@
 """Per-scope in-memory BM25 indexes, fed from PostgreSQL (the system of record) and refreshed behind recall.
 
 Like the vector index, this is derived state that may lag the store: a scope's index is built on its
-first recall, then topped up in a background thread with what was reviewed, created or restored from cold
-storage since, at most every `refresh_s` seconds. Documents are only ever appended; anything that went cold, was forgotten or was
-superseded since is dropped when recall hydrates its hits from PostgreSQL, as for vector hits.
+first recall, then topped up in a background thread with what was reviewed, created or restored from
+cold storage since, at most every `refresh_s` seconds. Documents are only ever appended; anything that
+went cold, was forgotten or was superseded since is dropped when recall hydrates its hits from
+PostgreSQL, as for vector hits. All scopes together stay within `max_bytes` (estimated): the least
+recently used are dropped and rebuilt when next asked.
 """
 
 from __future__ import annotations
