@@ -79,6 +79,7 @@ class BM25:
     _postings: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     _frozen: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = field(default_factory=dict)
     _length_arr: npt.NDArray[np.float32] | None = None
+    _stale: set[str] = field(default_factory=set)  # terms appended to since their arrays were built
     postings: int = 0  # (term, document) entries appended: what the index's memory grows with
 
     def __len__(self) -> int:
@@ -109,7 +110,19 @@ class BM25:
         for term, tf in weighted_terms.items():
             self._postings.setdefault(term, []).append((row, tf))
             self._frozen.pop(term, None)
+        self._stale.update(weighted_terms)
         self._length_arr = None
+
+    def freeze(self) -> None:
+        """Build the search arrays of every term appended to since the last freeze, and of the lengths.
+
+        Search builds them on first use otherwise: for a common term of a 100,000-document scope that is
+        milliseconds on the query path, after the index is built and again after every top-up that adds
+        the term. The caller that appends (the lexicon's refresh thread) calls this when it is done."""
+        for term in self._stale:
+            self._posting(term)
+        self._stale.clear()
+        self._length_arr = np.asarray(self._lengths, dtype=np.float32)
 
     def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
         self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight))

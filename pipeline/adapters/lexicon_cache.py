@@ -68,9 +68,9 @@ ADDRESS_WEIGHT = 0.0  # LoCoMo 1-5: R@10 0.770 -> 0.777 (0.3: 0.774), R@5 unchan
 
 # Python memory of a scope, by tracemalloc over LoCoMo (10 scopes, 5,069 documents, 174,336 postings):
 # ~117 bytes per posting (a tuple in a list, its float, the term's share of the dict) with the per-document
-# maps counted in; the float16 vectors are counted exactly. tests/unit/test_lexicon_cache.py checks the
-# estimate against tracemalloc.
-BYTES_PER_POSTING = 100
+# maps counted in, plus 12 for the frozen search arrays (BM25.freeze); the float16 vectors are counted
+# exactly. tests/unit/test_lexicon_cache.py checks the estimate against tracemalloc.
+BYTES_PER_POSTING = 112
 BYTES_PER_DOCUMENT = 400
 
 
@@ -217,6 +217,8 @@ class Lexicon:
             if doc.recallable:
                 self._add(scope, ref, doc, context)
             scope.high_water = max(scope.high_water, doc.changed_at)
+        if docs:
+            scope.index.freeze()  # here, not on the query path of the next recalls
         scope.nbytes = estimated_bytes(scope)
         scope.refreshed = time.monotonic()
         self._evict(keep=key)

@@ -375,3 +375,27 @@ def test_dense_rescore_keeps_the_index_cosine_of_a_turn_the_lexicon_holds_no_vec
     query = np.array([1.0, 0.0], dtype=np.float32)
     out = recall._dense_in_context(None, Lexicon(), query, candidates, {}, "a", "u", recall.RecallTuning())  # type: ignore[arg-type]
     assert out == [((e, 1), pytest.approx(0.56)), ((e, 2), pytest.approx(0.0))]
+
+
+def test_bm25_freeze_builds_the_search_arrays_ahead_and_searches_alike() -> None:
+    lazy, eager = lexical.BM25(), lexical.BM25()
+    texts = [
+        "the puppy chased the ball",
+        "a shelter dog",
+        "the ball was red",
+        "puppy training at the shelter",
+    ]
+    for i, t in enumerate(texts):
+        lazy.add(i, lexical.weighted_terms(t))
+        eager.add(i, lexical.weighted_terms(t))
+    eager.freeze()
+    assert eager._stale == set()
+    assert "puppi" in eager._frozen  # built before any search (stemmed)
+    assert eager.search("puppy shelter", 3) == lazy.search("puppy shelter", 3)
+    # A later append makes its terms stale again, and the next freeze rebuilds them with the new document.
+    for index in (lazy, eager):
+        index.add(9, lexical.weighted_terms("shelter shelter shelter"))
+    assert "shelter" in eager._stale
+    eager.freeze()
+    assert eager.search("shelter", 5) == lazy.search("shelter", 5)
+    assert eager.search("shelter", 1)[0][0] == 9
