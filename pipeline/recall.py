@@ -325,8 +325,8 @@ def _dense_in_context(
             continue
         own = vectors.get(key)
         if own is None:
-            # The lexicon may not hold it yet (a cold memory just re-heated keeps its old lexicon entry
-            # until the scope is rebuilt): the vector search's own cosine stands, if it found it.
+            # The lexicon may not hold it yet (a memory re-heated since the last top-up, or a vector of
+            # another model): the vector search's own cosine stands, if it found it.
             if c.dense is not None:
                 scored.append((key, max(c.dense, 0.0)))
             continue

@@ -195,13 +195,13 @@ class Lexicon:
         )
         for doc in docs:
             ref = (doc.kind, doc.id)
+            scope.high_water = max(scope.high_water, doc.changed_at)
             if ref in scope.seen or doc.restored:
                 if doc.recallable and ref not in scope.index:
                     # Back from cold storage (re-heated, restored) or out of quarantine: indexed late, on
                     # its own words; its session's turns were linked without it and stay so.
                     scope.seen.add(ref)
                     self._add(scope, ref, doc, context="", link=False)
-                scope.high_water = max(scope.high_water, doc.changed_at)
                 continue
             scope.seen.add(ref)
             context = ""
@@ -216,12 +216,11 @@ class Lexicon:
                     )
             if doc.recallable:
                 self._add(scope, ref, doc, context)
-            scope.high_water = max(scope.high_water, doc.changed_at)
-        if docs:
+        if docs:  # a top-up that read nothing changed neither the arrays nor the size
             scope.index.freeze()  # here, not on the query path of the next recalls
-        scope.nbytes = estimated_bytes(scope)
+            scope.nbytes = estimated_bytes(scope)
+            self._evict(keep=key)
         scope.refreshed = time.monotonic()
-        self._evict(keep=key)
 
     def _add(
         self, scope: _Scope, ref: tuple[str, int], doc: LexicalDoc, context: str, *, link: bool = True

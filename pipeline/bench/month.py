@@ -481,7 +481,7 @@ class MonthResult:
     loads: tuple[float, float] = (0.0, 0.0)
     ceiling: float = 0.0  # review side: mean share of a question's evidence turns still hot
     folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
-    # Review side's recall@10 with the memory weight counted as weight ** exponent (RecallTuning).
+    # Review side's recall@10 at the other decay exponents (RecallTuning.decay_exponent).
     by_decay_exponent: dict[float, float] = field(default_factory=dict)
 
     @property

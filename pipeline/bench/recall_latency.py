@@ -202,7 +202,10 @@ def run_recall_bench(
         store = RecallStore(engine)
         repo = Repository(engine)
         lexicon = Lexicon(
-            store, refresh_s=settings.recall.lexicon_refresh_s, vectors=settings.recall.lexicon_vectors
+            store,
+            refresh_s=settings.recall.lexicon_refresh_s,
+            max_bytes=settings.recall.lexicon_max_mb << 20,
+            vectors=settings.recall.lexicon_vectors,
         )
         t0 = time.perf_counter()
         lexicon.search(AGENT, USER, "warm up", 1)
