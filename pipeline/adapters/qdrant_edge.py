@@ -6,6 +6,7 @@ The engine raises bare `Exception`s whose only signal is the message, so transla
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -34,16 +35,21 @@ from pipeline.ports import IndexHit, IndexPoint
 
 SCOPE_FIELDS = ("agent_id", "user_id")
 _SCROLL_PAGE = 1024
+# Segments are written at most this often (Qdrant server's own flush_interval_sec); the WAL holds the
+# writes in between and is replayed on open, so a killed process loses nothing (contract-tested).
+FLUSH_EVERY_S = 5.0
 
 
 class EdgeVectorIndex:
     """A cosine VectorIndex stored in `path`; the folder is created on first use and reopened after."""
 
-    def __init__(self, path: Path, dimension: int) -> None:
+    def __init__(self, path: Path, dimension: int, *, flush_every_s: float = FLUSH_EVERY_S) -> None:
         if dimension < 1:
             raise ValueError(f"dimension must be positive, got {dimension}")
         self.path = path
         self.dimension = dimension
+        self.flush_every_s = flush_every_s
+        self._flushed_at = time.monotonic()
         # The API serves recall from a thread pool while the indexer thread writes: one call at a time
         # keeps us clear of whatever the engine's bindings do or do not lock.
         self._lock = threading.RLock()
@@ -70,9 +76,7 @@ class EdgeVectorIndex:
         ]
         with self._lock, _translated("upsert"):
             self._shard.update(UpdateOperation.upsert_points(batch))
-            # The WAL already survives a crash; flush() also writes the segments, so a restart does not
-            # depend on replaying the WAL (and the caller's outbox may then be trimmed safely).
-            self._shard.flush()
+            self._flush_if_due()
 
     def delete(self, point_ids: Sequence[str]) -> None:
         if not point_ids:
@@ -80,7 +84,7 @@ class EdgeVectorIndex:
         ids: list[int | uuid.UUID | str] = [canonical_id(i) for i in point_ids]
         with self._lock, _translated("delete"):
             self._shard.update(UpdateOperation.delete_points(ids))
-            self._shard.flush()
+            self._flush_if_due()
 
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
         query = as_vector(vector, self.dimension)
@@ -121,6 +125,14 @@ class EdgeVectorIndex:
         with self._lock, _translated("close"):
             self._shard.flush()
             self._shard.close()
+
+    def _flush_if_due(self) -> None:
+        # A flush rewrites the segments: per write it was 3/4 of the indexer's CPU (a review's ~36
+        # points cost 0.03 ms each to apply and 0.12 ms each with a flush).
+        now = time.monotonic()
+        if now - self._flushed_at >= self.flush_every_s:
+            self._shard.flush()
+            self._flushed_at = now
 
     def _ensure_payload_indexes(self) -> None:
         with self._lock, _translated("create payload indexes"):

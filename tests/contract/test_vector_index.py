@@ -308,6 +308,7 @@ def test_reopen_after_close_finds_the_points_again(persistent: Indexes, rng: np.
 
 def test_edge_points_survive_a_process_that_dies_without_close(tmp_path: Path) -> None:
     # A real restart: another interpreter writes and exits hard (no close, no atexit), this one reads.
+    # The writes after the first land between segment flushes: only the WAL holds them.
     code = f"""
 import os
 from pathlib import Path
@@ -317,6 +318,9 @@ from pipeline.vector_ids import point_id
 index = EdgeVectorIndex(Path({str(tmp_path / "edge")!r}), {DIM})
 vector = [1.0] + [0.0] * {DIM - 1}
 index.upsert([IndexPoint(point_id("episode", 1), vector, {{"agent_id": "a1", "user_id": "u1", "text": "kept"}})])
+index.upsert([IndexPoint(point_id("episode", 2), vector, {{"agent_id": "a1", "user_id": "u1", "text": "gone"}})])
+index.upsert([IndexPoint(point_id("episode", 3), vector, {{"agent_id": "a1", "user_id": "u1", "text": "late"}})])
+index.delete([point_id("episode", 2)])
 os._exit(0)
 """
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -324,7 +328,8 @@ os._exit(0)
     index = EdgeVectorIndex(tmp_path / "edge", DIM)
     try:
         hits = index.search([1.0] + [0.0] * (DIM - 1), agent_id="a1", user_id="u1", limit=5)
-        assert [(h.id, h.payload["text"]) for h in hits] == [(point_id("episode", 1), "kept")]
+        found = {h.id: h.payload["text"] for h in hits}
+        assert found == {point_id("episode", 1): "kept", point_id("episode", 3): "late"}
     finally:
         index.close()
 

@@ -853,7 +853,7 @@ def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int
     return [
         IndexPoint(
             id=point_id(r.kind, r.id),
-            vector=from_blob(r.embedding).tolist(),
+            vector=from_blob(r.embedding),  # the adapter checks and converts it once
             payload={
                 "kind": r.kind,
                 "ref_id": r.id,
