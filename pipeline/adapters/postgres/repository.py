@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from psycopg.types.json import Jsonb
 from sqlalchemy import (
     BigInteger,
     Connection,
@@ -117,30 +118,19 @@ class Repository:
         with translate_errors(), self._sessions.begin() as s:
             inserted = 0
             if turns:
-                rows = [
-                    {
-                        "turn_id": t.turn_id,
-                        "agent_id": t.agent_id,
-                        "user_id": t.user_id,
-                        "session_id": t.session_id,
-                        "role": t.role,
-                        "content": t.content,
-                        "ts": t.ts,
-                        "source": t.source,
-                        "metadata": t.metadata,
-                        "priority": t.priority,
-                    }
-                    for t in turns
-                ]
-                # executemany, not .values(rows): SQLAlchemy compiles the statement once (cached) and sends
-                # the rows as multi-row INSERTs itself ("insertmanyvalues"); a .values() of 500 rows was
-                # compiled anew each time, 5,000 bind parameters, most of the scheduler's CPU per turn.
-                stmt = (
-                    pg_insert(episodes)
-                    .on_conflict_do_nothing(index_elements=["turn_id"])
-                    .returning(episodes.c.id)
-                )
-                inserted = len(s.execute(stmt, rows).all())
+                columns: dict[str, list[Any]] = {
+                    "turn_id": [t.turn_id for t in turns],
+                    "agent_id": [t.agent_id for t in turns],
+                    "user_id": [t.user_id for t in turns],
+                    "session_id": [t.session_id for t in turns],
+                    "role": [t.role for t in turns],
+                    "content": [t.content for t in turns],
+                    "ts": [t.ts for t in turns],
+                    "source": [t.source for t in turns],
+                    "metadata": [Jsonb(t.metadata) for t in turns],
+                    "priority": [t.priority for t in turns],
+                }
+                inserted = len(s.execute(_INGEST, columns).all())
             for end in _unique_sessions(session_ends):
                 stmt2 = pg_insert(sessions).values(
                     agent_id=end.agent_id, user_id=end.user_id, session_id=end.session_id, ended_at=end.ts
@@ -386,11 +376,16 @@ class Repository:
             if status is None or status == "done":
                 return False, {}
             column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
-            # Marked reviewed first: the same statement names the batch's episodes (one round trip, not two).
-            member_ids = list(
-                s.scalars(update(e).where(column == batch.id).values(reviewed_at=now).returning(e.c.id))
-            )
+            member_ids = list(s.scalars(select(e.c.id).where(column == batch.id)))
             fact_counts = write_review(s, batch.agent_id, batch.user_id, member_ids, write, now)
+            # Each decision's UPDATE marked its episode reviewed; this marks the rest (decided by an earlier
+            # light review). Marking all of them first wrote every row once more: a new version of a
+            # ~2 KB row and its 8 index entries per episode.
+            s.execute(
+                update(e)
+                .where(column == batch.id, e.c.reviewed_at.is_distinct_from(now))
+                .values(reviewed_at=now)
+            )
             # The audit row holds the write stage too, up to this point (all but this insert and the commit).
             timings_ms = {**timings_ms, "write": round((time.perf_counter() - t0) * 1000, 2)}
             s.execute(
@@ -843,6 +838,25 @@ _INDEXABLE = text(
     SELECT 'semantic', id, agent_id, user_id, NULL, embedding, valid_from, weight, 'user'
     FROM semantic_memories
     WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
+    """
+)
+
+
+# One statement of column arrays, whatever the number of turns: its text never changes, so it is parsed
+# and planned once per connection. An executemany sent multi-row INSERTs whose text grew with the rows
+# (5,000 placeholders for 500 turns), which the driver re-parsed every time: most of the scheduler's
+# CPU per turn.
+_INGEST = text(
+    """
+    INSERT INTO episodes (turn_id, agent_id, user_id, session_id, role, content, ts, source, metadata, priority)
+    SELECT * FROM unnest(
+        CAST(:turn_id AS text[]), CAST(:agent_id AS text[]), CAST(:user_id AS text[]),
+        CAST(:session_id AS text[]), CAST(:role AS varchar[]), CAST(:content AS text[]),
+        CAST(:ts AS timestamptz[]), CAST(:source AS varchar[]), CAST(:metadata AS jsonb[]),
+        CAST(:priority AS smallint[])
+    )
+    ON CONFLICT (turn_id) DO NOTHING
+    RETURNING id
     """
 )
 

@@ -126,7 +126,7 @@ def _apply_decisions(
     """Each decision on its still-pending episode, with the embedding the review computed for it (if
     it has none yet), as one executemany per shape of row (kept, cold, merged) rather than one UPDATE
     round trip per episode: a light batch of 100 spent ~2 ms per episode here. Writing the embedding
-    in the same UPDATE leaves one new row version per episode instead of two.
+    and the review time in the same UPDATE leaves one new row version per episode instead of three.
 
     Returns the ids whose embedding was handled here: all of the decided ones when every decision
     applied; else none (the caller then writes the embeddings on their own, guarded as before)."""
@@ -134,7 +134,10 @@ def _apply_decisions(
     stmt = (
         update(e)
         .where(e.c.id == bindparam("eid"), e.c.status == "pending")
-        .values(embedding=func.coalesce(e.c.embedding, bindparam("fresh_embedding", type_=LargeBinary)))
+        .values(
+            embedding=func.coalesce(e.c.embedding, bindparam("fresh_embedding", type_=LargeBinary)),
+            reviewed_at=now,
+        )
     )
     shapes: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for d in decisions:
