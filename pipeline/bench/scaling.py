@@ -196,7 +196,7 @@ def run_once(
 class Micro:
     xadd_per_s: float = 0.0  # pipelined XADD, batches of 500
     xreadgroup_per_s: float = 0.0  # XREADGROUP count 500 + XACK
-    upsert_per_s: float = 0.0  # points, batches of the indexer's size, flushed per batch as the indexer does
+    upsert_per_s: float = 0.0  # points, in the indexer's batches; segments flushed every 5 s, as it does
     search_per_s: float = 0.0  # top-10 within one scope's filter
     points: int = 0
 
@@ -367,6 +367,8 @@ def stage_shares(runs: Sequence[Run]) -> str:
 
 
 def result_lines(r: ScalingResult) -> list[str]:
+    per_turn = per_turn_costs(r.runs)
+    others = sum(v for k, v in per_turn.items() if k != "worker") / per_turn.get("worker", float("inf"))
     lines = [
         "## Scaling: `hindsight bench scaling`",
         "",
@@ -399,9 +401,10 @@ def result_lines(r: ScalingResult) -> list[str]:
         f"{verdict(2 * r.cpu_ratio >= TARGET)} |",
         "",
         f"The machine has {os.cpu_count()} cores shared with other work, and the scheduler, indexer, PostgreSQL "
-        "and Redis of the run need CPU too: the wall-clock ratio says how much of a second core two workers got; "
-        "turns per worker-CPU-second says whether a second worker costs anything per turn (contention in "
-        "PostgreSQL, the queue, the claim).",
+        "and Redis of the run need CPU too: the wall-clock ratio says how much of a second core two workers got "
+        f"(on 2 cores at best 2 ÷ (1 + their CPU ÷ the workers'): **{2 / (1 + others):.2f}** here, where they "
+        f"cost {others:.1%} of the workers' CPU per turn); turns per worker-CPU-second says whether a second "
+        "worker costs anything per turn (contention in PostgreSQL, the queue, the claim).",
         "",
         "### Per-turn CPU cost by role (all runs)",
         "",
@@ -424,7 +427,7 @@ def result_lines(r: ScalingResult) -> list[str]:
         "|---|---:|",
         f"| Redis XADD, pipelined batches of 500 | {r.micro.xadd_per_s:,.0f} |",
         f"| Redis XREADGROUP (count 500) + XACK | {r.micro.xreadgroup_per_s:,.0f} |",
-        f"| Qdrant Edge (in-process) upsert, batches of 256 with a flush each, {r.micro.points:,} points | "
+        f"| Qdrant Edge (in-process) upsert, batches of 256, segments flushed every 5 s, {r.micro.points:,} points | "
         f"{r.micro.upsert_per_s:,.0f} |",
         f"| Qdrant Edge search, top 10 in one scope's filter | {r.micro.search_per_s:,.0f} |",
         "",
