@@ -17,7 +17,7 @@ dearer), a CHECKPOINT and an empty index_outbox:
     pass's own work (curve, status change, RETURNING, outbox) adds on top;
 (s) the steady state (what (b) cannot show on this data set): a catch-up pass at FILLED_AT + 1 h sends
     the memories already faded below 0.1 cold, then the measured pass an hour later moves every hot
-    weight a little (x0.998), a few of them across a tenth (outbox rows) or below 0.1.
+    weight a little (x0.998), a few of them below 0.1 (outbox rows: their points leave the index).
 
 Autovacuum would run in the hour between two passes (and is off on some servers): the bench VACUUMs
 before (b) and (s).

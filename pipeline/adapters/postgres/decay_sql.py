@@ -11,8 +11,8 @@ from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.decay import SECONDS_PER_DAY, DecayParams
 
 # weight = base_weight · exp(−λ · idle days), idle since the last access (or since it was stored).
-# An index point is refreshed only when the weight crosses a tenth (its payload weight is a hint;
-# recall reads the weight from PostgreSQL), or when the memory goes cold and must leave the index.
+# Only a memory that goes cold is queued for the indexer (its point must leave the index): the index holds
+# no weight, recall reads it from PostgreSQL.
 #
 # Two details measured by `hindsight bench decay` (1M rows, see BENCHMARKS.md):
 # - idle seconds come from date_part('epoch', …), a float8, not extract(epoch FROM …), which returns
@@ -21,7 +21,7 @@ from pipeline.decay import SECONDS_PER_DAY, DecayParams
 #   planner hashed the chunk and joined it against a sequential scan of the whole table, every chunk.
 _EPISODES = f"""
 WITH next AS (
-    SELECT id, weight AS old_weight,
+    SELECT id,
            base_weight * exp(-:rate * greatest(date_part('epoch', :now - coalesce(last_accessed, received_at)), 0)
                          / {SECONDS_PER_DAY}) AS w
     FROM episodes
@@ -34,9 +34,9 @@ WITH next AS (
         cold_since = CASE WHEN next.w < :cold THEN :now ELSE e.cold_since END
     FROM next
     WHERE e.id = next.id AND e.id >= :lo AND e.id < :hi AND abs(e.weight - next.w) > 1e-9
-    RETURNING e.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
+    RETURNING e.id, next.w < :cold AS went_cold
 ), queued AS (
-    INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM changed WHERE went_cold OR moved
+    INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM changed WHERE went_cold
     RETURNING 1
 )
 SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued
@@ -45,7 +45,7 @@ FROM changed
 
 _SEMANTIC = f"""
 WITH next AS (
-    SELECT id, weight AS old_weight,
+    SELECT id,
            base_weight * exp(-:rate * greatest(date_part('epoch', :now - coalesce(last_accessed, created_at)), 0)
                          / {SECONDS_PER_DAY}) AS w
     FROM semantic_memories
@@ -57,9 +57,9 @@ WITH next AS (
         cold_since = CASE WHEN next.w < :cold THEN :now ELSE m.cold_since END
     FROM next
     WHERE m.id = next.id AND m.id >= :lo AND m.id < :hi AND abs(m.weight - next.w) > 1e-9
-    RETURNING m.id, next.w < :cold AS went_cold, floor(next.old_weight * 10) <> floor(next.w * 10) AS moved
+    RETURNING m.id, next.w < :cold AS went_cold
 ), queued AS (
-    INSERT INTO index_outbox (kind, ref_id) SELECT 'semantic', id FROM changed WHERE went_cold OR moved
+    INSERT INTO index_outbox (kind, ref_id) SELECT 'semantic', id FROM changed WHERE went_cold
     RETURNING 1
 )
 SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued

@@ -832,10 +832,10 @@ def hash_ref(kind: str, ref_id: int) -> int:
 
 _INDEXABLE = text(
     """
-    SELECT 'episode' AS kind, id, agent_id, user_id, session_id, embedding, ts, weight, source
+    SELECT 'episode' AS kind, id, agent_id, user_id, embedding
     FROM episodes WHERE id = ANY(:episodes) AND status = 'kept' AND embedding IS NOT NULL
     UNION ALL
-    SELECT 'semantic', id, agent_id, user_id, NULL, embedding, valid_from, weight, 'user'
+    SELECT 'semantic', id, agent_id, user_id, embedding
     FROM semantic_memories
     WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
     """
@@ -862,22 +862,18 @@ _INGEST = text(
 
 
 def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int]) -> list[IndexPoint]:
-    """The current state of the points that belong in the index; anything else asked about is deleted."""
+    """The current state of the points that belong in the index; anything else asked about is deleted.
+
+    The payload holds what the index filters by (the scope) and what maps a hit back to its row (kind,
+    ref_id); nothing that changes while the point stays (weight, status), which would go stale or cost a
+    rewrite each time. Recall reads the rest from PostgreSQL, where it is current.
+    """
     rows = s.execute(_INDEXABLE, {"episodes": episode_ids, "semantic": semantic_ids})
     return [
         IndexPoint(
             id=point_id(r.kind, r.id),
             vector=from_blob(r.embedding),  # the adapter checks and converts it once
-            payload={
-                "kind": r.kind,
-                "ref_id": r.id,
-                "agent_id": r.agent_id,
-                "user_id": r.user_id,
-                "session_id": r.session_id,
-                "ts": r.ts.timestamp(),
-                "weight": r.weight,
-                "source": r.source,
-            },
+            payload={"kind": r.kind, "ref_id": r.id, "agent_id": r.agent_id, "user_id": r.user_id},
         )
         for r in rows
     ]

@@ -95,9 +95,7 @@ def write_memories(
         counts["memories_updated" if previous else "memories_created"] += 1
     memory_ids = _insert_many(s, rows_in)
     outbox.add(SEMANTIC, memory_ids)
-    _attach(
-        s, [(mid, w.plan.members) for mid, w in zip(memory_ids, writes, strict=True)], member_weight, outbox
-    )
+    _attach(s, [(mid, w.plan.members) for mid, w in zip(memory_ids, writes, strict=True)], member_weight)
     return counts
 
 
@@ -124,17 +122,16 @@ def _insert_many(s: Session, rows: Sequence[dict[str, Any]]) -> list[int]:
     return [int(i) for i in result.scalars()]
 
 
-def _attach(
-    s: Session, memberships: Sequence[tuple[int, Sequence[int]]], member_weight: float, outbox: Outbox
-) -> None:
+def _attach(s: Session, memberships: Sequence[tuple[int, Sequence[int]]], member_weight: float) -> None:
     pairs = [(mid, e) for mid, members in memberships for e in members]
     if not pairs:
         return
     _insert_members(s, pairs)
     e = episodes
     # Members stop competing with the summary that stands for them. Rows already in that state (the
-    # members a new version keeps) are not rewritten, nor queued for the indexer again.
-    changed = s.scalars(
+    # members a new version keeps) are not rewritten. Their index points stay as they are: the index
+    # holds no weight.
+    s.execute(
         update(e)
         .where(
             e.c.id.in_(sorted({member for _, member in pairs})),
@@ -145,9 +142,7 @@ def _attach(
             ),
         )
         .values(consolidated=True, weight=member_weight, base_weight=member_weight)
-        .returning(e.c.id)
-    ).all()
-    outbox.add(EPISODE, sorted(changed))
+    )
 
 
 def retire_superseded(
