@@ -37,10 +37,15 @@ def drain_once(repo: Repository, index: VectorIndex, *, limit: int) -> int:
 
 
 def drain_all(repo: Repository, index: VectorIndex, *, limit: int) -> int:
+    """Drain until a pass takes fewer than `limit` rows: the outbox held no more when it looked (rows
+    queued since come with their own NOTIFY). Draining until a pass found nothing cost every wake-up
+    one more transaction."""
     total = 0
-    while n := drain_once(repo, index, limit=limit):
+    while True:
+        n = drain_once(repo, index, limit=limit)
         total += n
-    return total
+        if n < limit:
+            return total
 
 
 class Indexer:
