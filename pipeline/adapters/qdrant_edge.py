@@ -43,12 +43,11 @@ FLUSH_EVERY_S = 5.0
 class EdgeVectorIndex:
     """A cosine VectorIndex stored in `path`; the folder is created on first use and reopened after."""
 
-    def __init__(self, path: Path, dimension: int, *, flush_every_s: float = FLUSH_EVERY_S) -> None:
+    def __init__(self, path: Path, dimension: int) -> None:
         if dimension < 1:
             raise ValueError(f"dimension must be positive, got {dimension}")
         self.path = path
         self.dimension = dimension
-        self.flush_every_s = flush_every_s
         self._flushed_at = time.monotonic()
         # The API serves recall from a thread pool while the indexer thread writes: one call at a time
         # keeps us clear of whatever the engine's bindings do or do not lock.
@@ -130,7 +129,7 @@ class EdgeVectorIndex:
         # A flush rewrites the segments: per write it was 3/4 of the indexer's CPU (a review's ~36
         # points cost 0.03 ms each to apply and 0.12 ms each with a flush).
         now = time.monotonic()
-        if now - self._flushed_at >= self.flush_every_s:
+        if now - self._flushed_at >= FLUSH_EVERY_S:
             self._shard.flush()
             self._flushed_at = now
 

@@ -367,7 +367,7 @@ def stage_shares(runs: Sequence[Run]) -> str:
 
 
 def result_lines(r: ScalingResult) -> list[str]:
-    per_turn = per_turn_costs(r.runs)
+    per_turn = r.model.per_turn_ms
     others = sum(v for k, v in per_turn.items() if k != "worker") / per_turn.get("worker", float("inf"))
     lines = [
         "## Scaling: `hindsight bench scaling`",

@@ -35,11 +35,10 @@ WITH next AS (
     FROM next
     WHERE e.id = next.id AND e.id >= :lo AND e.id < :hi AND abs(e.weight - next.w) > 1e-9
     RETURNING e.id, next.w < :cold AS went_cold
-), queued AS (
+), queued AS (  -- runs to completion although nothing reads it (a data-modifying WITH)
     INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM changed WHERE went_cold
-    RETURNING 1
 )
-SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued
+SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold
 FROM changed
 """
 
@@ -58,11 +57,10 @@ WITH next AS (
     FROM next
     WHERE m.id = next.id AND m.id >= :lo AND m.id < :hi AND abs(m.weight - next.w) > 1e-9
     RETURNING m.id, next.w < :cold AS went_cold
-), queued AS (
+), queued AS (  -- runs to completion although nothing reads it (a data-modifying WITH)
     INSERT INTO index_outbox (kind, ref_id) SELECT 'semantic', id FROM changed WHERE went_cold
-    RETURNING 1
 )
-SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold, (SELECT count(*) FROM queued) AS queued
+SELECT count(*) AS updated, count(*) FILTER (WHERE went_cold) AS cold
 FROM changed
 """
 
@@ -100,11 +98,13 @@ def run_decay(engine: Engine, now: datetime, params: DecayParams, *, chunk: int 
                         "hi": start + chunk,
                     },
                 ).one()
-                if row.queued:
+                if row.cold:
                     conn.execute(text("SELECT pg_notify('hindsight_outbox', 'decay')"))
             totals["updated"] += int(row.updated)
             totals["cold"] += int(row.cold)
-            totals["queued"] += int(row.queued)
+            totals["queued"] += int(
+                row.cold
+            )  # each memory gone cold leaves the index; nothing else is queued
             report.chunks += 1
         report.by_kind[kind] = totals
         report.updated += totals["updated"]

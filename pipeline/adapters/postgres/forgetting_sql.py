@@ -16,6 +16,7 @@ from sqlalchemy import Engine, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
+from pipeline.adapters.postgres.semantic_writes import Outbox
 from pipeline.adapters.postgres.tables import (
     episodes,
     facts,
@@ -65,7 +66,9 @@ def _audit(
 
 def _outbox(s: Session, kind: str, ids: Sequence[int]) -> None:
     if ids:
-        s.execute(insert(index_outbox), [{"kind": kind, "ref_id": i} for i in ids])
+        outbox = Outbox()
+        outbox.add(kind, ids)
+        outbox.flush(s)
         s.execute(text("SELECT pg_notify('hindsight_outbox', 'forget')"))
 
 

@@ -16,7 +16,6 @@ from pipeline.adapters.postgres.tables import episodes, semantic_members, semant
 from pipeline.consolidation import MemoryPlan, centroid
 
 SEMANTIC = "semantic"
-EPISODE = "episode"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,20 +194,19 @@ def retire_superseded(
         if old is None:
             continue
         outbox.add(SEMANTIC, [memory_id])
-        # The superseded members are free again (they are left out of recall by their facts anyway).
+        # The superseded members are free again (they are left out of recall by their facts anyway). Only
+        # their weight changes, which the index does not hold: their points stay as they are.
         s.execute(
             update(episodes)
             .where(episodes.c.id.in_(list(gone)))
             .values(consolidated=False, weight=1.0, base_weight=1.0)
         )
-        outbox.add(EPISODE, sorted(gone))
         if len(remaining) < min_members:
             s.execute(
                 update(episodes)
                 .where(episodes.c.id.in_([m.id for m in remaining]))
                 .values(consolidated=False, weight=1.0, base_weight=1.0)
             )
-            outbox.add(EPISODE, [m.id for m in remaining])
             counts["memories_closed"] += 1
             continue
         vectors = [from_blob(m.embedding) for m in remaining]
