@@ -391,13 +391,14 @@ def decay(
 
     settings = _settings()
     when = parse_ts(now, field_name="--now") if now else utcnow()
-    engine = make_engine(settings.db_url, pool_size=1)
+    engine = make_engine(settings.db_url, pool_size=settings.decay.parallel)
     with err.status("decay pass..."):
         report = run_decay(
             engine,
             when,
             DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
             chunk=settings.decay.chunk,
+            parallel=settings.decay.parallel,
         )
     engine.dispose()
     if as_json:

@@ -102,6 +102,9 @@ class DecaySettings(BaseModel):
     # Ids per transaction. Smaller chunks hold fewer row locks and keep each transaction's dirty pages in
     # shared_buffers; 50,000 was the fastest of 50k/100k/200k in `hindsight bench decay` (BENCHMARKS.md).
     chunk: int = Field(50_000, ge=1000)
+    # Connections the pass runs its chunks over at once (disjoint id ranges: no lock waits). The pass is
+    # PostgreSQL's CPU, so more than the database server's cores buys nothing.
+    parallel: int = Field(2, ge=1, le=32, description="connections one decay pass uses at once")
     # Cold items older than this are purged (hard-forgotten); None keeps cold storage forever.
     cold_retention_days: float | None = Field(None, gt=0)
 

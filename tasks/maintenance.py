@@ -41,6 +41,7 @@ def decay() -> dict[str, int]:
         utcnow(),
         DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
         chunk=settings.decay.chunk,
+        parallel=settings.decay.parallel,
     )
     purged = 0
     if settings.decay.cold_retention_days is not None:

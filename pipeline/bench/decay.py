@@ -353,10 +353,10 @@ def _ready(engine: Engine) -> tuple[tuple[int, int], float]:
     return _counters(engine), os.getloadavg()[0]
 
 
-def measure_decay(engine: Engine, label: str, now: datetime, chunk: int) -> Pass:
+def measure_decay(engine: Engine, label: str, now: datetime, chunk: int, parallel: int) -> Pass:
     before, load = _ready(engine)
     t0 = time.perf_counter()
-    report = run_decay(engine, now, DecayParams(), chunk=chunk)
+    report = run_decay(engine, now, DecayParams(), chunk=chunk, parallel=parallel)
     seconds = time.perf_counter() - t0
     hot = _hot_updates(engine, before, report.updated)
     return Pass(label, seconds, report.updated, report.went_cold, report.queued, hot, load)
@@ -382,6 +382,7 @@ def measure_reference(engine: Engine, chunk: int) -> Pass:
 @dataclass
 class Round:
     chunk: int
+    parallel: int
     full: Pass  # (a)
     next_hour: Pass  # (b)
     reference: Pass  # (c)
@@ -393,18 +394,18 @@ class Round:
         return self.full.seconds / self.reference.seconds
 
 
-def measure_round(engine: Engine, rows: int, chunk: int, console: Console) -> Round:
+def measure_round(engine: Engine, rows: int, chunk: int, parallel: int, console: Console) -> Round:
     """Starts and ends with the pristine data set."""
-    full = measure_decay(engine, "a", FULL_AT, chunk)
+    full = measure_decay(engine, "a", FULL_AT, chunk, parallel)
     _maintain(engine, "VACUUM ANALYZE episodes, semantic_memories")
-    next_hour = measure_decay(engine, "b", FULL_AT + HOUR, chunk)
+    next_hour = measure_decay(engine, "b", FULL_AT + HOUR, chunk, parallel)
     refill_s = refill(engine, rows)
     reference = measure_reference(engine, chunk)
     refill_s += refill(engine, rows)
     # At FILLED_AT itself no weight has moved, so nothing would be written: the catch-up runs an hour on.
-    catch_up = measure_decay(engine, "s0", FILLED_AT + HOUR, chunk)
+    catch_up = measure_decay(engine, "s0", FILLED_AT + HOUR, chunk, parallel)
     _maintain(engine, "VACUUM ANALYZE episodes, semantic_memories")
-    steady = measure_decay(engine, "s", FILLED_AT + 2 * HOUR, chunk)
+    steady = measure_decay(engine, "s", FILLED_AT + 2 * HOUR, chunk, parallel)
     refill_s += refill(engine, rows)
     console.print(
         f"chunk {chunk:,}: (a) {full.seconds:.1f} s, (b) {next_hour.seconds:.2f} s, (c) {reference.seconds:.1f} s, "
@@ -413,7 +414,7 @@ def measure_round(engine: Engine, rows: int, chunk: int, console: Console) -> Ro
         f"–{max(p.load for p in (full, reference, steady)):.1f}",
         highlight=False,
     )
-    return Round(chunk, full, next_hour, reference, catch_up, steady)
+    return Round(chunk, parallel, full, next_hour, reference, catch_up, steady)
 
 
 # -- the report ----------------------------------------------------------------------------------------
@@ -488,7 +489,7 @@ def run_decay_bench(
 
     check_disposable(database_url, settings)
     upgrade(database_url)
-    engine = make_engine(database_url, pool_size=2)
+    engine = make_engine(database_url, pool_size=max(2, settings.decay.parallel))
     try:
         kept, seconds = ensure_data(engine, rows)
         episodes, semantic = split(rows)
@@ -497,7 +498,8 @@ def run_decay_bench(
             f"({'already there' if kept else 'filled'}, {seconds:.1f} s)",
             highlight=False,
         )
-        rounds = [measure_round(engine, rows, chunk, console) for chunk in chunks]
+        parallel = settings.decay.parallel
+        rounds = [measure_round(engine, rows, chunk, parallel, console) for chunk in chunks]
         server = _server(engine)
     finally:
         engine.dispose()
@@ -541,8 +543,10 @@ def section_lines(rows: int, rounds: Sequence[Round], server: str) -> list[str]:
         "## Decay: `hindsight bench decay`",
         "",
         f"{rows:,} memory rows ({episodes:,} episodes, {semantic:,} semantic memories, {SCOPES:,} scopes, "
-        "no embeddings) in PostgreSQL. (a) `run_decay` at fill + 60 days: every hot, non-core memory goes "
-        "cold, the worst case; (b) an hour later, nothing hot is left; (c) `UPDATE … SET weight = weight` "
+        f"no embeddings) in PostgreSQL. (a) `run_decay` at fill + 60 days, its chunks over "
+        f"{rounds[0].parallel if rounds else 1} connections at once (`decay.parallel`): every hot, non-core "
+        "memory goes cold, the worst case; (b) an hour later, nothing hot is left; (c) `UPDATE … SET weight = "
+        "weight` on one connection "
         "over the rows (a) updates, same chunks, rolled back; (s) the steady hourly pass: after a catch-up "
         "pass at fill + 1 h, the pass at fill + 2 h. Each scenario starts from a fresh fill, a CHECKPOINT and "
         "an empty outbox; VACUUM stands in for autovacuum before (b) and (s). HOT: share of the row updates "

@@ -299,7 +299,11 @@ class ReviewedStore:
         self._review()
         d = self.settings.decay
         report = run_decay(
-            self.side.engine, day_end, DecayParams(d.rate_per_day, d.cold_below), chunk=d.chunk
+            self.side.engine,
+            day_end,
+            DecayParams(d.rate_per_day, d.cold_below),
+            chunk=d.chunk,
+            parallel=d.parallel,
         )
         drain_all(self.side.repo, self.side.index, limit=self.settings.indexer_batch)
         return report

@@ -111,6 +111,25 @@ def test_sixty_idle_days_send_unused_memories_cold_but_not_the_core_allergy(
     wait_until(lambda: _found_by_bm25(stack, "cat Miso", "z-5"), timeout=15, what="BM25 to find z-5 again")
 
 
+def test_a_decay_pass_over_parallel_connections_in_one_id_chunk_each_misses_nothing(
+    stack: Stack, scope: dict[str, str]
+) -> None:
+    (lo, hi), (mlo, mhi) = (
+        _rows(stack, f"SELECT min(id), max(id) FROM {table}")[0]
+        for table in ("episodes", "semantic_memories")
+    )
+    report = run_decay(
+        stack.repo.engine, datetime.now(UTC) + timedelta(days=60), DecayParams(), chunk=1, parallel=3
+    )
+    assert report.chunks == (hi - lo + 1) + (mhi - mlo + 1)
+    cold_rows = _rows(stack, "SELECT count(*) FROM episodes WHERE status = 'cold' AND cold_reason = 'decay'")
+    assert report.by_kind["episode"]["cold"] == cold_rows[0][0] == len(scope) - 1  # all but the core allergy
+    assert report.by_kind["semantic"]["cold"] == 1
+    assert report.queued == report.went_cold == len(scope)
+    _settle(stack)
+    assert stack.index.ids() == stack.repo.indexable_point_ids()
+
+
 def test_decay_lowers_a_memory_in_the_ranking_only_as_far_as_the_setting_says(
     stack: Stack, scope: dict[str, str], embedder: SentenceTransformerEmbedder
 ) -> None:
