@@ -22,7 +22,8 @@ import numpy as np
 from pipeline import lexical, ranking
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import RecallEpisode, RecallStore
-from pipeline.adapters.postgres.repository import EPISODE, SEMANTIC, Repository, SemanticRow
+from pipeline.adapters.postgres.repository import Repository, SemanticRow
+from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC
 from pipeline.models import Hit
 from pipeline.ports import Embedder, Vector, VectorIndex
 from pipeline.temporal import Window, time_window

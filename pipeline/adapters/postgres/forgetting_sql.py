@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
 from pipeline.adapters.postgres.semantic_writes import Outbox
 from pipeline.adapters.postgres.tables import (
+    EPISODE,
+    SEMANTIC,
     episodes,
     facts,
     index_outbox,
@@ -27,8 +29,6 @@ from pipeline.adapters.postgres.tables import (
 )
 from pipeline.errors import NotFound
 
-EPISODE = "episode"
-SEMANTIC = "semantic"
 UPDATABLE = {"weight", "tags", "core", "status"}
 STATUSES = {"kept", "cold", "forgotten"}
 GUARDED = {"quarantined", "rejected"}  # status only changes through pipeline.adapters.postgres.quarantine_sql

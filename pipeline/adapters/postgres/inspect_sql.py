@@ -12,9 +12,8 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC
 
-EPISODE = "episode"
-SEMANTIC = "semantic"
 MAX_PAGE = 500
 
 

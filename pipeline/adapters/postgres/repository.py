@@ -32,6 +32,8 @@ from pipeline.adapters.postgres import fact_chains
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
 from pipeline.adapters.postgres.review_writes import BatchEpisode, ReviewWrite, write_review
 from pipeline.adapters.postgres.tables import (
+    EPISODE,
+    SEMANTIC,
     batches,
     episodes,
     index_outbox,
@@ -49,8 +51,6 @@ from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 OUTBOX_CHANNEL = "hindsight_outbox"
 # priority * URGENCY_SHIFT + id orders by priority, then id, for ids below 2**40 (a trillion episodes).
 URGENCY_SHIFT = 2**40
-EPISODE = "episode"
-SEMANTIC = "semantic"
 
 
 @dataclass(frozen=True, slots=True)

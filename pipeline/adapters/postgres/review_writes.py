@@ -17,10 +17,8 @@ from pipeline.adapters.postgres.semantic_writes import (
     retire_superseded,
     write_memories,
 )
-from pipeline.adapters.postgres.tables import episodes
+from pipeline.adapters.postgres.tables import EPISODE, episodes
 from pipeline.models import CorrectionHint, FactCandidate
-
-EPISODE = "episode"
 
 
 @dataclass(frozen=True, slots=True)

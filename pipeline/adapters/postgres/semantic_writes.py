@@ -12,10 +12,8 @@ from sqlalchemy import insert, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.embedder import from_blob, to_blob
-from pipeline.adapters.postgres.tables import episodes, semantic_members, semantic_memories
+from pipeline.adapters.postgres.tables import SEMANTIC, episodes, semantic_members, semantic_memories
 from pipeline.consolidation import MemoryPlan, centroid
-
-SEMANTIC = "semantic"
 
 
 @dataclass(frozen=True, slots=True)

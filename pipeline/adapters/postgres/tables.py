@@ -31,6 +31,9 @@ class Base(DeclarativeBase):
 
 
 TS = DateTime(timezone=True)
+# What a row stands for, in index_outbox.kind and in an index point's payload ("kind").
+EPISODE = "episode"
+SEMANTIC = "semantic"
 
 
 class Batch(Base):
