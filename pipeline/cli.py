@@ -363,13 +363,21 @@ def review(
 
 
 def _wait_batches(client: httpx.Client, batch_ids: list[int], timeout: float) -> None:
+    """Until the batches are done and the index updates queued up to then are written (not until the
+    outbox is empty: under steady traffic it never is)."""
     deadline = time.monotonic() + timeout
+    through: int | None = None
     with _progress() as bar:
         task = bar.add_task("batches reviewed", total=len(batch_ids))
         while True:
-            p = _call(client, "POST", "/v1/progress", json={"batch_ids": batch_ids})
+            body: dict[str, Any] = {"batch_ids": batch_ids}
+            if through is not None:
+                body["outbox_through"] = through
+            p = _call(client, "POST", "/v1/progress", json=body)
             bar.update(task, completed=p["batches"]["done"])
-            if p["batches"]["done"] >= len(batch_ids) and p["outbox_pending"] == 0:
+            if through is None and p["batches"]["done"] >= len(batch_ids):
+                through = p["outbox_head"]
+            if through is not None and p.get("outbox_pending_through", p["outbox_pending"]) == 0:
                 return
             if time.monotonic() > deadline:
                 fail(f"timed out after {timeout:.0f}s: {p}")
@@ -557,7 +565,10 @@ def reindex(
             deadline = time.monotonic() + timeout
             with _progress() as bar:
                 task = bar.add_task("points indexed", total=body["queued"])
-                while (pending := _call(client, "POST", "/v1/progress", json={})["outbox_pending"]) > 0:
+                ask = {"outbox_through": body["outbox_through"]}
+                while (
+                    pending := _call(client, "POST", "/v1/progress", json=ask)["outbox_pending_through"]
+                ) > 0:
                     bar.update(task, completed=max(body["queued"] - pending, 0))
                     if time.monotonic() > deadline:
                         fail(f"timed out after {timeout:.0f}s with {pending} points still queued")

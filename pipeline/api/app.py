@@ -97,6 +97,8 @@ class SessionEndRequest(BaseModel):
 class ProgressRequest(BaseModel):
     turn_ids: list[str] = Field(default_factory=list, max_length=100_000)
     batch_ids: list[int] = Field(default_factory=list, max_length=100_000)
+    # An `outbox_head` read earlier: how many of the index updates queued up to it still wait.
+    outbox_through: int | None = Field(None, ge=0)
 
 
 def _deps(request: Request) -> ApiDeps:
@@ -499,7 +501,11 @@ def progress(deps: Deps, caller: Caller, body: ProgressRequest) -> dict[str, Any
         out["turns"] = deps.repo.turn_progress(body.turn_ids, agents)
     if body.batch_ids:
         out["batches"] = deps.repo.batch_progress(body.batch_ids, agents)
-    out["outbox_pending"] = deps.repo.outbox_lag()[0]
+    # Read after the batches: a batch's index updates commit with its "done", so a head read now covers them.
+    outbox = deps.repo.outbox_position(body.outbox_through)
+    out["outbox_pending"], out["outbox_head"] = outbox["pending"], outbox["head"]
+    if "through" in outbox:
+        out["outbox_pending_through"] = outbox["through"]
     return out
 
 
@@ -510,7 +516,12 @@ def reindex(deps: Deps, caller: Caller) -> dict[str, Any]:
     orphans = sorted(deps.index.ids() - deps.repo.indexable_point_ids())
     if orphans:
         deps.index.delete(orphans)
-    return {"queued": deps.repo.enqueue_reindex(), "orphans_deleted": len(orphans)}
+    queued = deps.repo.enqueue_reindex()
+    return {
+        "queued": queued,
+        "orphans_deleted": len(orphans),
+        "outbox_through": deps.repo.outbox_position()["head"],
+    }
 
 
 @router.get("/v1/stats")

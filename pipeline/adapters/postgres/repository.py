@@ -469,6 +469,24 @@ class Repository:
             ).one()
             return int(row[0]), float(row[1] or 0.0)
 
+    def outbox_position(self, through: int | None = None) -> dict[str, int]:
+        """Where the outbox stands: rows waiting, the newest id queued (0 when empty) and, with `through`,
+        the rows waiting at or below that id. A caller that reads `head` once its own writes committed can
+        wait for `through=head` to reach 0: that is its work indexed, however busy the rest of the
+        queue keeps (ids are taken at insert, so rows queued later sort above it)."""
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT count(*) AS pending, coalesce(max(id), 0) AS head, "
+                    "count(*) FILTER (WHERE id <= :through) AS through FROM index_outbox"
+                ),
+                {"through": through if through is not None else -1},
+            ).one()
+        out = {"pending": int(row.pending), "head": int(row.head)}
+        if through is not None:
+            out["through"] = int(row.through)
+        return out
+
     def enqueue_reindex(self) -> int:
         """Queue every episode and semantic memory for the indexer (rebuilds the index from this store)."""
         with translate_errors(), self._sessions.begin() as s:
