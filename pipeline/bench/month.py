@@ -177,22 +177,28 @@ class Side:
             per[str(state)] = per.get(str(state), 0) + 1
         return out
 
-    def ceiling(self, questions: Sequence[Question]) -> float:
-        """Mean share of a question's evidence turns that are still hot (own turn or merged into a hot
-        episode): what recall@10 could reach at best, as in `bench locomo`."""
+    def evidence_hot(self, questions: Sequence[Question]) -> tuple[float, int, int, int]:
+        """(ceiling, distinct evidence turns, those still hot, hot episodes). The ceiling is the mean share of
+        a question's evidence turns that are still hot (own turn or merged into a hot episode): what
+        recall@10 could reach at best, as in `bench locomo`."""
         if not questions:
-            return 0.0
+            return 0.0, 0, 0, 0
         with self.engine.connect() as conn:
-            hot = set(
-                conn.scalars(
-                    text(
-                        "SELECT unnest(array_prepend(turn_id, merged_turn_ids)) FROM episodes "
-                        "WHERE agent_id = :a AND status = 'kept'"
-                    ),
-                    {"a": self.agent},
-                )
-            )
-        return sum(len(hot.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(questions)
+            rows = conn.execute(
+                text(
+                    "SELECT array_prepend(turn_id, merged_turn_ids) FROM episodes "
+                    "WHERE agent_id = :a AND status = 'kept'"
+                ),
+                {"a": self.agent},
+            ).scalars()
+            hot_episodes = 0
+            hot: set[str] = set()
+            for turn_ids in rows:
+                hot_episodes += 1
+                hot.update(turn_ids)
+        evidence = {t for q in questions for t in q.evidence}
+        ceiling = sum(len(hot.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(questions)
+        return ceiling, len(evidence), len(hot & evidence), hot_episodes
 
     def analyze(self) -> None:
         """Fresh planner statistics, as autovacuum would gather between two days (and does not where it
@@ -484,6 +490,8 @@ class MonthResult:
     seconds: float = 0.0
     loads: tuple[float, float] = (0.0, 0.0)
     ceiling: float = 0.0  # review side: mean share of a question's evidence turns still hot
+    # (distinct evidence turns of the questions asked, those hot on the review side, its hot episodes)
+    evidence: tuple[int, int, int] = (0, 0, 0)
     folded_cold: tuple[int, float] | None = None  # what_if_folded_cold: (active, recall@10)
     # Review side's recall@10 at the other decay exponents (RecallTuning.decay_exponent).
     by_decay_exponent: dict[float, float] = field(default_factory=dict)
@@ -505,6 +513,8 @@ class MonthResult:
             "recall_at_10_raw": self.raw_r10,
             "recall_ratio": self.ratio,
             "evidence_hot_review": self.ceiling,
+            "evidence_turns": self.evidence[0],
+            "evidence_turns_hot_review": self.evidence[1],
             "questions": self.questions,
             "active_target_met": self.final_active <= ACTIVE_TARGET,
             "ratio_target_met": self.ratio >= RATIO_TARGET,
@@ -646,7 +656,8 @@ def run_month_bench(
                 )
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
             result.batches, result.review_s = reviewed.batches, reviewed.review_s
-            result.ceiling = review.ceiling(asked)
+            result.ceiling, *evidence = review.evidence_hot(asked)
+            result.evidence = (evidence[0], evidence[1], evidence[2])
             if what_if:
                 console.print("what if folded episodes went cold: asking again …", highlight=False)
                 result.folded_cold = what_if_folded_cold(review, embedder, asked, end, settings)
@@ -792,7 +803,23 @@ def verdict_lines(r: MonthResult) -> list[str]:
         f"**{r.raw_r10:.3f}**, ratio **{r.ratio:.3f}** (target ≥ {RATIO_TARGET}: {'met' if ratio_ok else '**missed**'}).",
         f"Ceiling: on the review side, on average {r.ceiling:.3f} of a question's evidence turns are still hot "
         "(the rest went cold, by quality or decay: cold memories are not recalled by default).",
+        *evidence_budget_lines(r),
         *what_if,
+    ]
+
+
+def evidence_budget_lines(r: MonthResult) -> list[str]:
+    """What the active target leaves for turns no question asks about, if every turn stays its own unit."""
+    distinct, hot, hot_episodes = r.evidence
+    if not distinct:
+        return []
+    return [
+        f"The {r.questions:,} questions cite {distinct:,} distinct turns; {hot:,} of them are among the review "
+        f"side's {hot_episodes:,} hot episodes. Kept as episodes, the questions' evidence alone is "
+        f"{distinct / ACTIVE_TARGET:.0%} of the {ACTIVE_TARGET:,} target, which leaves "
+        f"{max(ACTIVE_TARGET - distinct, 0):,} for every other kept turn and memory of the month: review cannot "
+        "know which turns will be asked about, so the target needs the evidence folded into fewer recall units "
+        "(the what-if below is the summary-only form of that)."
     ]
 
 

@@ -72,6 +72,8 @@ def test_a_tiny_month_reports_what_the_stores_hold(
     assert 0 < figures["recall_at_10_raw"] <= 1
     assert 0 <= figures["recall_at_10_review"] <= 1
     assert 0 < figures["evidence_hot_review"] <= 1
+    # At most the 24 LoCoMo turns that went in are cited; the hot ones among them cannot outnumber them.
+    assert 0 < figures["evidence_turns_hot_review"] <= figures["evidence_turns"] <= 24
     assert abs(figures["recall_ratio"] - figures["recall_at_10_review"] / figures["recall_at_10_raw"]) < 1e-9
     assert "active, review" in console.export_text()
     # The what-if runs last, on the review side's final state: fewer active memories, recall still asked.
@@ -89,9 +91,12 @@ def test_the_section_names_the_targets() -> None:
         questions=10,
         review_r10=0.5,
         raw_r10=0.6,
+        evidence=(1_200, 1_100, 3_000),
     )
     lines = "\n".join(section_lines(result, Traffic(1, 100, (), ("u",), ())))
     assert "<!--" not in lines  # the markers are write_section's
     assert "45 with review vs 100 raw" in lines
     assert "ratio **0.833**" in lines
     assert "**missed**" in lines
+    assert "cite 1,200 distinct turns; 1,100 of them are among the review side's 3,000 hot episodes" in lines
+    assert "80% of the 1,500 target, which leaves 300" in lines
