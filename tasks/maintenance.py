@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pipeline.adapters.postgres.decay_sql import run_decay
+from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.config import get_settings
 from pipeline.decay import DecayParams
@@ -36,13 +37,18 @@ def reconcile() -> int:
 def decay() -> dict[str, int]:
     """Hourly: recompute weights, move what faded below the threshold to cold storage."""
     settings = get_settings()
-    report = run_decay(
-        deps.repository().engine,
-        utcnow(),
-        DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
-        chunk=settings.decay.chunk,
-        parallel=settings.decay.parallel,
-    )
+    # Its own pool, sized to the pass's connections: the shared one is sized for reviews.
+    engine = make_engine(settings.db_url, pool_size=settings.decay.parallel)
+    try:
+        report = run_decay(
+            engine,
+            utcnow(),
+            DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
+            chunk=settings.decay.chunk,
+            parallel=settings.decay.parallel,
+        )
+    finally:
+        engine.dispose()
     purged = 0
     if settings.decay.cold_retention_days is not None:
         cutoff = utcnow() - timedelta(days=settings.decay.cold_retention_days)

@@ -1,4 +1,4 @@
-"""The HTTP surface's error handling, the schema, the indexer's idempotence and the reconcile job."""
+"""The HTTP surface's error handling, the schema, the indexer's idempotence and the beat jobs (reconcile, decay)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pipeline.adapters.postgres.tables import Base
 from pipeline.models import Scope
 from pipeline.ports import IndexPoint
 from scheduler.policy import Dispatch
-from tasks.app import RECONCILE_TASK
+from tasks.app import DECAY_TASK, RECONCILE_TASK
 from tasks.app import create_app as create_celery_app
 from tests.helpers import wait_until
 from tests.integration.harness import Stack
@@ -142,3 +142,30 @@ def test_reconcile_redispatches_a_batch_no_scheduler_dispatched(stack: Stack, re
     stack.wait_indexed(ids, timeout=60)
     with repo.engine.connect() as conn:
         assert conn.execute(text("SELECT status, attempts FROM batches")).all() == [("done", 1)]
+
+
+def test_the_hourly_decay_job_sends_what_faded_to_cold_storage_and_out_of_the_index(
+    stack: Stack, repo: Repository
+) -> None:
+    stack.start_scheduler()
+    facts = ["I live in Porto.", "My sister Marta is a pilot.", "I play the cello on Thursdays."]
+    ids = [stack.client.write_memory("agent-a", "ana", "s1", "user", f) for f in facts]
+    ids.append(
+        stack.client.write_memory(
+            "agent-a", "ana", "s1", "user", "I'm allergic to shellfish.", metadata={"core": True}
+        )
+    )
+    stack.client.end_session("agent-a", "ana", "s1")
+    stack.wait_indexed(ids)
+    with repo.engine.begin() as conn:  # two months without a recall
+        conn.execute(
+            text("UPDATE episodes SET received_at = received_at - interval '60 days', last_accessed = NULL")
+        )
+    assert stack.index.count() == 4
+
+    create_celery_app(stack.settings).send_task(DECAY_TASK)  # what beat sends every hour
+    wait_until(lambda: stack.index.count() == 1, timeout=60, what="the faded points to leave the index")
+    with repo.engine.connect() as conn:
+        status = dict(conn.execute(text("SELECT turn_id, status FROM episodes")).all())
+    assert status == {**{t: "cold" for t in ids[:3]}, ids[3]: "kept"}  # the core memory is exempt
+    assert stack.index.ids() == repo.indexable_point_ids()
