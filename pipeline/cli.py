@@ -392,23 +392,13 @@ def decay(
     as_json: JsonFlag = False,
 ) -> None:
     """Run the decay pass now: recompute weights, move faded memories to cold storage."""
-    from pipeline.adapters.postgres.decay_sql import run_decay
-    from pipeline.adapters.postgres.engine import make_engine
-    from pipeline.decay import DecayParams
+    from pipeline.adapters.postgres.decay_sql import run_configured_decay
     from pipeline.validation import parse_ts, utcnow
 
     settings = _settings()
     when = parse_ts(now, field_name="--now") if now else utcnow()
-    engine = make_engine(settings.db_url, pool_size=settings.decay.parallel)
     with err.status("decay pass..."):
-        report = run_decay(
-            engine,
-            when,
-            DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
-            chunk=settings.decay.chunk,
-            parallel=settings.decay.parallel,
-        )
-    engine.dispose()
+        report = run_configured_decay(settings.db_url, when, settings.decay)
     if as_json:
         emit_json(
             {

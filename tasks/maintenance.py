@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.adapters.postgres.decay_sql import run_decay
-from pipeline.adapters.postgres.engine import make_engine
+from pipeline.adapters.postgres.decay_sql import run_configured_decay
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.config import get_settings
-from pipeline.decay import DecayParams
 from pipeline.logging import get_logger
 from pipeline.validation import utcnow
 from tasks import deps
@@ -37,18 +35,7 @@ def reconcile() -> int:
 def decay() -> dict[str, int]:
     """Hourly: recompute weights, move what faded below the threshold to cold storage."""
     settings = get_settings()
-    # Its own pool, sized to the pass's connections: the shared one is sized for reviews.
-    engine = make_engine(settings.db_url, pool_size=settings.decay.parallel)
-    try:
-        report = run_decay(
-            engine,
-            utcnow(),
-            DecayParams(rate_per_day=settings.decay.rate_per_day, cold_below=settings.decay.cold_below),
-            chunk=settings.decay.chunk,
-            parallel=settings.decay.parallel,
-        )
-    finally:
-        engine.dispose()
+    report = run_configured_decay(settings.db_url, utcnow(), settings.decay)
     purged = 0
     if settings.decay.cold_retention_days is not None:
         cutoff = utcnow() - timedelta(days=settings.decay.cold_retention_days)

@@ -177,12 +177,12 @@ class Side:
             per[str(state)] = per.get(str(state), 0) + 1
         return out
 
-    def evidence_hot(self, questions: Sequence[Question]) -> tuple[float, int, int, int]:
-        """(ceiling, distinct evidence turns, those still hot, hot episodes). The ceiling is the mean share of
+    def evidence_hot(self, questions: Sequence[Question]) -> tuple[float, tuple[int, int, int]]:
+        """(ceiling, (distinct evidence turns, those still hot, hot episodes)). The ceiling is the mean share of
         a question's evidence turns that are still hot (own turn or merged into a hot episode): what
         recall@10 could reach at best, as in `bench locomo`."""
         if not questions:
-            return 0.0, 0, 0, 0
+            return 0.0, (0, 0, 0)
         with self.engine.connect() as conn:
             rows = conn.execute(
                 text(
@@ -198,7 +198,7 @@ class Side:
                 hot.update(turn_ids)
         evidence = {t for q in questions for t in q.evidence}
         ceiling = sum(len(hot.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(questions)
-        return ceiling, len(evidence), len(hot & evidence), hot_episodes
+        return ceiling, (len(evidence), len(hot & evidence), hot_episodes)
 
     def analyze(self) -> None:
         """Fresh planner statistics, as autovacuum would gather between two days (and does not where it
@@ -656,8 +656,7 @@ def run_month_bench(
                 )
             result.breakdown = review.breakdown({t.turn_id: t.kind for t in traffic.turns})
             result.batches, result.review_s = reviewed.batches, reviewed.review_s
-            result.ceiling, *evidence = review.evidence_hot(asked)
-            result.evidence = (evidence[0], evidence[1], evidence[2])
+            result.ceiling, result.evidence = review.evidence_hot(asked)
             if what_if:
                 console.print("what if folded episodes went cold: asking again …", highlight=False)
                 result.folded_cold = what_if_folded_cold(review, embedder, asked, end, settings)

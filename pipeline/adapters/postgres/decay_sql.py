@@ -9,7 +9,8 @@ from functools import partial
 
 from sqlalchemy import Engine, text
 
-from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.engine import make_engine, translate_errors
+from pipeline.config import DecaySettings
 from pipeline.decay import SECONDS_PER_DAY, DecayParams
 
 # weight = base_weight · exp(−λ · idle days), idle since the last access (or since it was stored).
@@ -105,6 +106,22 @@ def run_decay(
             report.went_cold += cold
             report.queued += cold
     return report
+
+
+def run_configured_decay(db_url: str, now: datetime, settings: DecaySettings) -> DecayReport:
+    """The pass as configured (the beat job, `hindsight decay`), on a pool of its own sized to its
+    connections: a process's shared pool is sized for other work and would make the chunks queue for it."""
+    engine = make_engine(db_url, pool_size=settings.parallel)
+    try:
+        return run_decay(
+            engine,
+            now,
+            DecayParams(rate_per_day=settings.rate_per_day, cold_below=settings.cold_below),
+            chunk=settings.chunk,
+            parallel=settings.parallel,
+        )
+    finally:
+        engine.dispose()
 
 
 def _decay_chunk(
