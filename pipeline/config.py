@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.adapters.llm import LLMSettings
@@ -241,4 +241,12 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as exc:
+        # Named as the user set them (HINDSIGHT_DECAY__PARALLEL), not as pydantic's path (decay.parallel).
+        problems = "; ".join(
+            f"HINDSIGHT_{'__'.join(str(p) for p in e['loc']).upper()}={e.get('input')!r}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"invalid setting: {problems}") from None
