@@ -59,12 +59,13 @@ def run_scheduler(settings: Settings) -> None:
 
 
 def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
-    from pipeline.heap import trim_after_each_task
+    from pipeline.heap import trim_between_tasks
     from tasks import deps
     from tasks.app import app
 
-    # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/heap.py).
-    trim_after_each_task()
+    # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/heap.py);
+    # it trims only once memory has grown, since trimming after every batch slowed the next embedding.
+    trim_between_tasks()
     # Load the model before taking tasks, so the first review is not 8 s slower than the rest
     # and a broken model install fails the worker at start, not mid-task.
     deps.embedder().warm_up()

@@ -2,7 +2,8 @@
 
 Per loop: take over entries a dead scheduler left unacked (XAUTOCLAIM), read new ones, validate
 (bad ones to the dead-letter stream with a reason), insert good ones idempotently, XACK only after
-the commit; then, every tick, ask the pure policy what to review and claim+dispatch it.
+the commit; then, every tick, ask the pure policy what to review and claim+dispatch it. Arrivals that fill a
+batch or end a session bring the next tick forward, so the 30th turn is dispatched as soon as it is stored.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import Entry, TurnStream
 from pipeline.errors import InvalidTurn, PermanentError, RetryableError
 from pipeline.logging import get_logger
-from pipeline.models import SessionEnd, Turn
+from pipeline.models import Scope, SessionEnd, Turn
 from pipeline.validation import decode_stream_fields, parse_event
 from scheduler.policy import Dispatch, decide
 
@@ -47,6 +48,10 @@ class RunnerConfig:
     # stays as pending episodes in PostgreSQL, where each claim takes the most urgent first; batches
     # claimed eagerly would freeze arrival order into the Celery queue and defeat priorities.
     max_waiting: int = 16
+    # Least time between two ticks when arrivals have just filled a batch (or ended a session): such a
+    # batch is dispatched at once instead of up to tick_s later, and a flood of arrivals still costs at
+    # most one backlog query per this many seconds.
+    eager_tick_s: float = 0.05
 
 
 def consumer_name() -> str:
@@ -74,6 +79,10 @@ class SchedulerRunner:
         self._last_tick = 0.0
         self._last_claim = 0.0
         self._last_trim = 0.0
+        # Episodes waiting for a full review per scope: the last tick's backlog plus what arrived since
+        # (an estimate, for bringing the next tick forward; the tick itself reads the real backlog).
+        self._pending_full: dict[Scope, int] = {}
+        self._due = False  # arrivals since the last tick made a review due
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -130,7 +139,8 @@ class SchedulerRunner:
         )
         self.process(entries)
         now = time.monotonic()
-        if now - self._last_tick >= self.config.tick_s:
+        since_tick = now - self._last_tick
+        if since_tick >= self.config.tick_s or (self._due and since_tick >= self.config.eager_tick_s):
             self._last_tick = now
             self.tick()
         if now - self._last_trim >= self.config.trim_every_s:
@@ -174,22 +184,39 @@ class SchedulerRunner:
             return sum(self.process([(i, raw_by_id[i])]) for i in good_ids)
         # Only now is every good entry safe in PostgreSQL; a crash before this line re-delivers them.
         self.stream.ack(self.config.group, good_ids)
+        self._note_arrivals(turns, ends)
         log.debug("scheduler.ingested", entries=len(good_ids), new_episodes=inserted)
         return inserted
+
+    def _note_arrivals(self, turns: Sequence[Turn], ends: Sequence[SessionEnd]) -> None:
+        # Duplicates of stored turns count too: at worst they bring one tick forward.
+        for t in turns:
+            scope = Scope(t.agent_id, t.user_id)
+            pending = self._pending_full.get(scope, 0) + 1
+            self._pending_full[scope] = pending
+            self._due = self._due or pending >= self.config.batch_size
+        self._due = self._due or bool(ends)
 
     def tick(self) -> list[int]:
         """Run the policy over the backlog; claim and dispatch what it decides, as far as the review queue
         has room. Returns batch ids."""
+        self._due = False  # a full queue leaves the rest to the regular tick, not to one every eager_tick_s
         room = self.config.max_waiting - self.repo.waiting_batches()
         if room <= 0:
             return []
+        backlog = self.repo.backlog()
+        self._pending_full = {b.scope: b.pending_full for b in backlog}
         decisions = decide(
-            self.repo.backlog(),
+            backlog,
             now=self.clock(),
             batch_size=self.config.batch_size,
             idle_s=self.config.idle_s,
         )
-        return self.claim_and_dispatch(decisions[:room])
+        dispatched = decisions[:room]
+        for d in dispatched:
+            if d.kind == "full":  # claimed now, or by another scheduler: either way no longer waiting here
+                self._pending_full.pop(d.scope, None)
+        return self.claim_and_dispatch(dispatched)
 
     def claim_and_dispatch(self, decisions: Sequence[Dispatch], *, min_full: int | None = None) -> list[int]:
         batch_ids: list[int] = []
