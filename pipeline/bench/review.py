@@ -777,12 +777,18 @@ def _push_and_wait(b: Bench, worker: WorkerProcess, turns: Sequence[Turn], timeo
                     raise RuntimeError(f"timed out after {timeout:.0f}s: {b.repo.turn_progress(ids)}")
                 next_poll = now + POLL_S
             ready, _, _ = select.select([listen.fileno()], [], [], max(0.0, next_poll - time.perf_counter()))
-            if ready and list(listen.notifies(timeout=0)):
+            if ready and _drain(listen):
                 last_commit = time.perf_counter()
         # The finishing commit's NOTIFY was sent before the poll saw it; if it is still unread, count it now.
-        if list(listen.notifies(timeout=0)):
+        if _drain(listen):
             last_commit = time.perf_counter()
     return last_commit - t0
+
+
+def _drain(conn: Any) -> bool:
+    """Read every NOTIFY already received; True if there was one."""
+    received = [n.payload for n in conn.notifies(timeout=0)]
+    return bool(received)
 
 
 def _worker_env(b: Bench) -> dict[str, str]:

@@ -23,7 +23,9 @@ BATCH = 5
 
 
 def turn(user: str, i: int) -> Turn:
-    return Turn(f"{user}-{i}", "agent", user, "s1", "user", f"turn {i}", utcnow() + timedelta(seconds=i), "user")
+    return Turn(
+        f"{user}-{i}", "agent", user, "s1", "user", f"turn {i}", utcnow() + timedelta(seconds=i), "user"
+    )
 
 
 @pytest.fixture
@@ -40,7 +42,9 @@ def running(clean: None, repo: Repository) -> Iterator[tuple[TurnStream, list[in
     )
     stream = TurnStream(connect(REDIS_URL), "hindsight:turns", "hindsight:dead")
     dispatched: list[int] = []
-    runner = SchedulerRunner(repo=repo, stream=stream, dispatch=dispatched.append, config=config, clock=utcnow)
+    runner = SchedulerRunner(
+        repo=repo, stream=stream, dispatch=dispatched.append, config=config, clock=utcnow
+    )
     ticks: list[float] = []
     regular_tick = runner.tick
 
