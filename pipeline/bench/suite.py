@@ -711,8 +711,14 @@ def _record(o: Outcome, machine: Mapping[str, str]) -> Record:
         "headlines": headlines,
         "date": machine["date"],
         "commit": machine["commit"],
+        "machine": machine_name(machine),
         "load": f"{machine['load (1/5/15 min) before']} → {machine['after']}",
     }
+
+
+def machine_name(machine: Mapping[str, str]) -> str:
+    """What tells one machine's rows from another's in the summary: the CPU and its cores."""
+    return f"{machine['CPU']}, {machine['cores']} cores"
 
 
 def read_rows(path: Path) -> dict[str, Record]:
@@ -750,6 +756,9 @@ def summary_lines(result: SuiteResult, rows: Mapping[str, Record], order: Sequen
     the date and commit it was measured at, and the machine of the run that wrote it."""
     m = result.machine
     ran = [o.name for o in result.outcomes]
+    # Rows kept from earlier runs may come from another machine; then every row names its own.
+    this_machine = machine_name(m)
+    mixed = any(rows[n].get("machine", this_machine) != this_machine for n in order if n in rows)
     everything = set(order) <= set(ran)
     scope = "every benchmark" if everything else f"{', '.join(ran)} (the other rows are from earlier runs)"
     lines = [
@@ -759,7 +768,7 @@ def summary_lines(result: SuiteResult, rows: Mapping[str, Record], order: Sequen
         f"{result.seconds / 60:,.1f} min at commit `{m['commit']}` on {m['date']}. Timings are ratios or pairs "
         "measured side by side in the same run; absolute figures move with the machine's load.",
         "",
-        f"Machine: {m['CPU']}, {m['cores']} cores, {m['RAM']} RAM, {m['OS']}, Python {m['Python']}, "
+        f"{'This run' if mixed else 'Machine'}: {m['CPU']}, {m['cores']} cores, {m['RAM']} RAM, {m['OS']}, Python {m['Python']}, "
         f"torch {m['torch']}, onnxruntime {m['onnxruntime']}. Load average (1/5/15 min) "
         f"{m['load (1/5/15 min) before']} before, {m['after']} after.",
         "",
@@ -774,6 +783,8 @@ def summary_lines(result: SuiteResult, rows: Mapping[str, Record], order: Sequen
             )
             continue
         when = f"{record['date']} (`{record['commit']}`)"
+        if mixed:
+            when += f", {record.get('machine', 'machine not recorded')}"
         for i, (figure, target, met) in enumerate(record["headlines"]):
             cells = (name, when, record["duration"]) if i == 0 else ("", "", "")
             lines.append(

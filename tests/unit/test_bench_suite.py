@@ -342,3 +342,22 @@ def test_list_shows_each_bench_and_what_it_writes_to_and_runs_nothing() -> None:
     )
     assert re.search(r"review .*redis://127.0.0.1:6379/10", result.output)  # the override replaces db 12
     assert "bench all: ingest" not in result.output  # the rule each bench starts with
+
+
+def test_rows_from_another_machine_name_their_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    md = tmp_path / "BENCHMARKS.md"
+    registry = tuple(_bench(n, lambda ctx, size: {"speed": 3.0}) for n in ("a", "b"))
+    monkeypatch.setattr(suite, "_cpu_model", lambda: "Old CPU")
+    suite.run_suite(_ctx(write=True), quick=False, registry=registry, benchmarks_md=md)
+    one_machine = _summary(md)
+    assert "Machine: Old CPU," in one_machine
+    assert "Old CPU, " not in one_machine.split("|---|")[1]  # one machine: the rows need not say it
+
+    monkeypatch.setattr(suite, "_cpu_model", lambda: "New CPU")
+    suite.run_suite(_ctx(write=True), quick=False, only=["b"], registry=registry, benchmarks_md=md)
+    mixed = _summary(md)
+    assert "This run: New CPU," in mixed
+    assert re.search(r"\| a \| [^|]*, Old CPU, \d+ cores \|", mixed)
+    assert re.search(r"\| b \| [^|]*, New CPU, \d+ cores \|", mixed)
