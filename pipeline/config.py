@@ -196,6 +196,8 @@ class Settings(BaseSettings):
     scheduler_block_ms: int = Field(1000, ge=1)
     # An entry delivered to a scheduler that has not acked it for this long is taken over by another.
     scheduler_claim_idle_ms: int = Field(60_000, ge=100)
+    # How often the scheduler looks for idle sessions to review. A batch that fills or a session that ends is
+    # dispatched as soon as it is stored, without waiting for the tick.
     scheduler_tick_s: float = Field(1.0, gt=0)
     # Claimed batches no worker has started yet; beyond this the backlog waits in PostgreSQL, where claims
     # take user turns first. Keep it above the number of review workers so none of them idles.
