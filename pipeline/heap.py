@@ -7,9 +7,10 @@ went from 530 to 1,209 MB over 6,000 LoCoMo sentences in batches of 30–120. `m
 batch kept it at 600 MB (a lower mmap threshold also bounds it but cost ~19% throughput).
 
 Trimming after every batch has a price of its own: the next batch faults the released pages back in, and
-its embedding ran 4–6% slower than back to back (same process, LoCoMo batches of 30 alternating with
-reviews). So the worker trims only once its resident memory has grown `slack` past what the last trim
-left: memory stays within that bound, and the page faults are paid once per several batches.
+its embedding ran 2–4% slower than with no trims (same process, LoCoMo batches of 30 alternating with
+reviews; 0.2% with the rule below). So the worker trims only once its resident memory has grown `slack`
+past what the last trim left: memory stays within that bound, and the faults are paid once per several
+batches.
 No-op where the C library is not glibc.
 """
 

@@ -62,7 +62,8 @@ def translate_errors() -> Iterator[None]:
         # JSON may carry a lone surrogate (\ud800): a Python str, but no UTF-8 that PostgreSQL could store
         # (found by fuzzing the API: /v1/progress's turn_ids). The caller's value, like a NUL below.
         raise InvalidValue(
-            f"value rejected: not valid UTF-8 (a lone surrogate at position {exc.start} of a string)"
+            f"value rejected: not valid UTF-8 (a lone surrogate at position {exc.start} of a string); "
+            "send text as Unicode characters, with \\uD800-\\uDFFF escapes only as a high-low pair"
         ) from exc
     except OperationalError as exc:
         raise StoreUnavailable(f"PostgreSQL unavailable: {exc.orig}") from exc
