@@ -239,7 +239,7 @@ def _embed(ctx: Context, *, n: int, rounds: int, conversations: int | None = Non
 
 
 def _embed_headlines(f: Figures) -> list[Headline]:
-    from pipeline.bench.embed import TARGET_AGREEMENT, TARGET_SPEEDUP
+    from pipeline.bench.embed import TARGET_AGREEMENT, TARGET_RECALL_DELTA, TARGET_SPEEDUP
 
     out = []
     for backend in ("onnx-int8", "onnx"):
@@ -265,6 +265,17 @@ def _embed_headlines(f: Figures) -> list[Headline]:
                 f"{backend} top-10 agreement",
             )
         )
+        if f"{backend}_recall10" in f and "torch_recall10" in f:
+            delta = f[f"{backend}_recall10"] - f["torch_recall10"]
+            out.append(
+                _target(
+                    delta,
+                    abs(delta) <= TARGET_RECALL_DELTA,
+                    "+.4f",
+                    f"within ±{TARGET_RECALL_DELTA}",
+                    f"{backend} LoCoMo recall@10 − torch",
+                )
+            )
     return out
 
 

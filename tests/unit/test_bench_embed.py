@@ -1,11 +1,24 @@
-"""The agreement figures of `hindsight bench embed` (pure numpy)."""
+"""The agreement figures and report of `hindsight bench embed` (pure numpy, no model)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
-from pipeline.bench.embed import EmbedResult, Timing, cosine_agreement, report_lines, top_k_agreement
+from pipeline.bench.embed import (
+    REVIEW_CALL,
+    EmbedResult,
+    Labelled,
+    Timing,
+    _TorchBatch,
+    cosine_agreement,
+    evidence_recall,
+    report_lines,
+    top_k_agreement,
+)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -78,6 +91,92 @@ def test_the_report_says_when_a_target_is_missed() -> None:
     assert result.ratio("onnx-int8", 1) == pytest.approx(2.5)  # best of rounds: 10 s vs 4 s
     text = "\n".join(report_lines(result))
     assert "onnx: 1.25× torch's sentences per CPU second at worst (wall time 1.25×" in text
-    assert "top-10 agreement 1.0000 (target ≥ 0.99) — not met" in text
-    assert "top-10 agreement 0.8800 (target ≥ 0.99) — not met" in text
+    assert "top-10 agreement 1.0000 (target ≥ 0.99), LoCoMo recall@10 +0.0000 against torch" in text
+    assert "top-10 agreement 0.8800 (target ≥ 0.99)" in text
+    assert text.count("— not met") == 2  # onnx too slow, onnx-int8 not in agreement
     assert "| onnx-int8 | 2 | 25 | 2.50 | 12 | 2.50 |" in text
+
+
+class _RecordingModel:
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []  # (texts in the call, batch size)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int, **_: Any) -> np.ndarray:
+        self.calls.append((len(texts), batch_size))
+        return np.ones((len(texts), 3), dtype=np.float32)
+
+
+class _Embedder:
+    def __init__(self) -> None:
+        self.recording = _RecordingModel()
+
+    def model(self) -> _RecordingModel:
+        return self.recording
+
+
+def test_batch_sizes_are_timed_in_review_sized_calls() -> None:
+    embedder = _Embedder()
+    out = _TorchBatch(embedder, 8).embed([f"t{i}" for i in range(2 * REVIEW_CALL + 5)])  # type: ignore[arg-type]
+    assert out.shape == (2 * REVIEW_CALL + 5, 3)
+    assert embedder.recording.calls == [(REVIEW_CALL, 8), (REVIEW_CALL, 8), (5, 8)]
+
+
+def test_the_batch_table_is_against_the_configured_size_and_names_the_fastest() -> None:
+    timings = {(b, t): Timing([1.0], [1.0]) for b in ("torch", "onnx", "onnx-int8") for t in (1, 2)}
+    result = EmbedResult(
+        n=100,
+        batch_size=8,
+        rounds=1,
+        timings=timings,
+        agreement={"onnx": (1.0, 1.0, 1.0), "onnx-int8": (0.9, 0.95, 0.99)},
+        queries=1,
+        corpus=1,
+        load_before=(0.0, 0.0, 0.0),
+        load_after=(0.0, 0.0, 0.0),
+        export_s={},
+        startup={},
+        batch_timings={4: Timing([2.0], [2.0]), 8: Timing([1.0], [1.0]), 32: Timing([0.8], [0.5])},
+    )
+    text = "\n".join(report_lines(result))
+    assert "| batch size | sentences/s | × batch 8 | sentences per CPU s |" in text
+    assert "| 4 | 50 | 0.50 | 50 |" in text
+    assert "| 32 | 125 | 1.25 | 200 |" in text
+    assert "the most sentences per CPU second in this run came at 32." in text
+
+
+def test_evidence_recall_is_the_share_of_evidence_in_the_top_k() -> None:
+    corpus = _circle(12)  # turn i is further from the query at angle 0 as i grows
+    group = Labelled(
+        "conv-1",
+        tuple(f"turn {i}" for i in range(12)),
+        tuple(f"conv-1:D1:{i}" for i in range(12)),
+        ("near", "far"),
+        (("conv-1:D1:0", "conv-1:D1:11"), ("conv-1:D1:11",)),
+    )
+    queries = np.stack([corpus[0], corpus[0]])
+    # Question one finds turn 0 but not turn 11 (12th); question two finds nothing: (0.5 + 0) / 2.
+    assert evidence_recall([group], [(queries, corpus)]) == pytest.approx(0.25)
+    assert evidence_recall([group], [(queries, corpus)], k=12) == pytest.approx(1.0)
+
+
+def test_a_recall_that_moves_more_than_a_hundredth_misses_the_target() -> None:
+    timings = {(b, t): Timing([1.0], [1.0]) for b in ("torch", "onnx", "onnx-int8") for t in (1, 2)}
+    timings.update({("onnx", t): Timing([0.4], [0.4]) for t in (1, 2)})
+    result = EmbedResult(
+        n=100,
+        batch_size=8,
+        rounds=1,
+        timings=timings,
+        agreement={"onnx": (0.995, 0.999, 0.9999), "onnx-int8": (0.9, 0.95, 0.99)},
+        queries=1,
+        corpus=1,
+        load_before=(0.0, 0.0, 0.0),
+        load_after=(0.0, 0.0, 0.0),
+        export_s={},
+        startup={},
+        recall10={"torch": 0.70, "onnx": 0.685, "onnx-int8": 0.69},
+    )
+    text = "\n".join(report_lines(result))
+    assert "| onnx | 0.9950 | 0.9990 | 0.99990 | 0.6850 | -0.0150 |" in text
+    assert "LoCoMo recall@10 -0.0150 against torch (target within 0.01) — not met" in text
+    assert result.figures["onnx_recall10"] == pytest.approx(0.685)

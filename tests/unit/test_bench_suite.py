@@ -262,6 +262,22 @@ def test_headlines_of_the_real_benches_read_their_figures() -> None:
         {"onnx-int8_t1_cpu_ratio": 2.4, "onnx-int8_t2_cpu_ratio": 1.9, "onnx-int8_agreement": 0.995}
     )
     assert (embed[0].value, embed[0].met, embed[1].met) == ("1.90", False, True)  # the worse thread count
+    embed = by_name["embed"].headlines(
+        {
+            "onnx_t1_cpu_ratio": 2.1,
+            "onnx_agreement": 1.0,
+            "onnx_recall10": 0.70,
+            "onnx-int8_t1_cpu_ratio": 4.0,
+            "onnx-int8_agreement": 0.88,
+            "onnx-int8_recall10": 0.68,
+            "torch_recall10": 0.695,
+        }
+    )
+    recall = [h for h in embed if "recall@10" in h.label]
+    assert [(h.label, h.value, h.met) for h in recall] == [
+        ("onnx-int8 LoCoMo recall@10 − torch", "-0.0150", False),
+        ("onnx LoCoMo recall@10 − torch", "+0.0050", True),
+    ]
 
 
 def test_the_commit_is_dirty_for_changed_code_but_not_for_the_suites_own_output(tmp_path: Path) -> None:
