@@ -31,9 +31,10 @@ class EmbeddingSettings(BaseModel):
     # weights on first use (int8 ~2x faster on CPU, vectors not bit-identical: see README, reindex).
     backend: EmbeddingBackend = "torch"
     # Small on purpose: texts are sorted by length and each batch is padded to its longest. Measured with
-    # torch at one thread in calls of 30 texts, as a review embeds them (`bench embed`, AMD EPYC): 8 gave the
-    # most sentences/s, 1.7x one batch of all 30 and 1.3x no batching; one call of 100 went from slower than
-    # 100 single calls at 64 to 1.75x faster at 8 (`bench review`).
+    # torch at one thread in calls of 30 texts, as a review embeds them (`bench embed`, AMD EPYC): 4 and 8
+    # gave the most sentences/s (within 4% of each other, either way round between runs), 1.7-1.8x one batch
+    # of all 30 and 1.3x no batching; one call of 100 went from slower than 100 single calls at 64 to 1.75x
+    # faster at 8 (`bench review`).
     batch_size: int = Field(8, ge=1, le=4096)
     torch_threads: int = Field(0, ge=0, description="intra-op threads (torch or onnx); 0 = library default")
     dimension: int = 384

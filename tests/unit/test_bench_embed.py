@@ -121,21 +121,27 @@ def test_batch_sizes_are_timed_in_review_sized_calls() -> None:
     assert embedder.recording.calls == [(REVIEW_CALL, 8), (REVIEW_CALL, 8), (5, 8)]
 
 
+def _small_result(**changes: Any) -> EmbedResult:
+    """100 sentences at batch 8, every backend at 1 s unless `changes` say otherwise."""
+    fields: dict[str, Any] = {
+        "n": 100,
+        "batch_size": 8,
+        "rounds": 1,
+        "timings": {(b, t): Timing([1.0], [1.0]) for b in ("torch", "onnx", "onnx-int8") for t in (1, 2)},
+        "agreement": {"onnx": (1.0, 1.0, 1.0), "onnx-int8": (0.9, 0.95, 0.99)},
+        "queries": 1,
+        "corpus": 1,
+        "load_before": (0.0, 0.0, 0.0),
+        "load_after": (0.0, 0.0, 0.0),
+        "export_s": {},
+        "startup": {},
+    }
+    return EmbedResult(**{**fields, **changes})
+
+
 def test_the_batch_table_is_against_the_configured_size_and_names_the_fastest() -> None:
-    timings = {(b, t): Timing([1.0], [1.0]) for b in ("torch", "onnx", "onnx-int8") for t in (1, 2)}
-    result = EmbedResult(
-        n=100,
-        batch_size=8,
-        rounds=1,
-        timings=timings,
-        agreement={"onnx": (1.0, 1.0, 1.0), "onnx-int8": (0.9, 0.95, 0.99)},
-        queries=1,
-        corpus=1,
-        load_before=(0.0, 0.0, 0.0),
-        load_after=(0.0, 0.0, 0.0),
-        export_s={},
-        startup={},
-        batch_timings={4: Timing([2.0], [2.0]), 8: Timing([1.0], [1.0]), 32: Timing([0.8], [0.5])},
+    result = _small_result(
+        batch_timings={4: Timing([2.0], [2.0]), 8: Timing([1.0], [1.0]), 32: Timing([0.8], [0.5])}
     )
     text = "\n".join(report_lines(result))
     assert "| batch size | sentences/s | × batch 8 | sentences per CPU s |" in text
@@ -161,19 +167,10 @@ def test_evidence_recall_is_the_share_of_evidence_in_the_top_k() -> None:
 
 def test_a_recall_that_moves_more_than_a_hundredth_misses_the_target() -> None:
     timings = {(b, t): Timing([1.0], [1.0]) for b in ("torch", "onnx", "onnx-int8") for t in (1, 2)}
-    timings.update({("onnx", t): Timing([0.4], [0.4]) for t in (1, 2)})
-    result = EmbedResult(
-        n=100,
-        batch_size=8,
-        rounds=1,
+    timings.update({("onnx", t): Timing([0.4], [0.4]) for t in (1, 2)})  # 2.5x torch: fast enough
+    result = _small_result(
         timings=timings,
         agreement={"onnx": (0.995, 0.999, 0.9999), "onnx-int8": (0.9, 0.95, 0.99)},
-        queries=1,
-        corpus=1,
-        load_before=(0.0, 0.0, 0.0),
-        load_after=(0.0, 0.0, 0.0),
-        export_s={},
-        startup={},
         recall10={"torch": 0.70, "onnx": 0.685, "onnx-int8": 0.69},
     )
     text = "\n".join(report_lines(result))
