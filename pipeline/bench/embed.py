@@ -431,7 +431,8 @@ def report_lines(r: EmbedResult) -> list[str]:
         *(f"- {v}" for v in verdicts),
         f"- A new process, import to first vector and its peak RSS (what each worker start costs): {starts}.",
         f"- First load incl. export when the cache was empty (else just the load): {exports}.",
-        "- Other int8 recipes, measured on the same agreement set (`quantise_int8`'s docstring has the table): "
+        "- Other int8 recipes, measured on the same agreement set on an earlier machine without VNNI "
+        "(`quantise_int8`'s docstring has the table): "
         "none reaches 0.99 at any speed-up. Even 8-bit weights with exact fp32 arithmetic agree 0.987 (mean "
         "cosine 0.99985, at half this int8's speed); SmoothQuant with per-token activations 0.951. Top-10 "
         "agreement of 0.99 needs a mean 1 − cosine of ~1e-4, which quantising activations exceeds tenfold: "
