@@ -11,7 +11,6 @@ LoCoMo evidence recall@10 over those same searches (the issue's "within 0.01" of
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.onnx_embedder import OnnxEmbedder
-from pipeline.bench.locomo_data import parse, recall_at_k
+from pipeline.bench import locomo_data
+from pipeline.bench.locomo_data import LocomoTurn, Question, recall_at_k
 from pipeline.bench.report import write_section
 from pipeline.config import EmbeddingBackend, Settings
 from pipeline.errors import ConfigError
@@ -59,25 +60,27 @@ class Labelled:
 
 
 def load_labelled(path: Path) -> list[Labelled]:
-    if not path.exists():
-        raise ConfigError(f"LoCoMo data not found at {path}: pass --data PATH to locomo10.json")
-    turns, questions = parse(json.loads(path.read_text()))
-    if not turns:
-        raise ConfigError(f"{path} holds no LoCoMo conversation turns")
-    out = []
-    for conv in dict.fromkeys(t.conversation for t in turns):
-        mine = [t for t in turns if t.conversation == conv]
-        asked = [q for q in questions if q.conversation == conv]
-        out.append(
-            Labelled(
-                conv,
-                tuple(t.content for t in mine),
-                tuple(t.turn_id for t in mine),
-                tuple(q.text for q in asked),
-                tuple(q.evidence for q in asked),
-            )
+    turns, questions = locomo_data.load(path)
+    by_conversation: dict[str, tuple[list[LocomoTurn], list[Question]]] = {}
+    for t in turns:
+        by_conversation.setdefault(t.conversation, ([], []))[0].append(t)
+    for q in questions:
+        by_conversation.setdefault(q.conversation, ([], []))[1].append(q)
+    return [
+        Labelled(
+            conv,
+            tuple(t.content for t in mine),
+            tuple(t.turn_id for t in mine),
+            tuple(q.text for q in asked),
+            tuple(q.evidence for q in asked),
         )
-    return out
+        for conv, (mine, asked) in by_conversation.items()
+    ]
+
+
+def _top_k(queries: Vector, corpus: Vector, k: int) -> npt.NDArray[np.intp]:
+    """Per query (row), the indices of its k most similar corpus rows, best first (L2-normalised input)."""
+    return np.argsort(-(queries @ corpus.T), axis=1, kind="stable")[:, :k]
 
 
 def evidence_recall(
@@ -89,8 +92,7 @@ def evidence_recall(
     for group, (queries, corpus) in zip(groups, vectors, strict=True):
         if len(group.questions) == 0 or len(group.turns) == 0:
             continue
-        top = np.argsort(-(queries @ corpus.T), axis=1, kind="stable")[:, :k]
-        for row, gold in zip(top, group.evidence, strict=True):
+        for row, gold in zip(_top_k(queries, corpus, k), group.evidence, strict=True):
             scores.append(recall_at_k([[group.turn_ids[i]] for i in row], gold, k))
     if not scores:
         raise ValueError("no question with a corpus to search")
@@ -111,8 +113,7 @@ def top_k_agreement(
         kk = min(k, len(ref_c))
         if kk == 0 or len(ref_q) == 0:
             continue
-        ref_top = np.argsort(-(ref_q @ ref_c.T), axis=1, kind="stable")[:, :kk]
-        cand_top = np.argsort(-(cand_q @ cand_c.T), axis=1, kind="stable")[:, :kk]
+        ref_top, cand_top = _top_k(ref_q, ref_c, kk), _top_k(cand_q, cand_c, kk)
         overlaps.extend(len(set(a) & set(b)) / kk for a, b in zip(ref_top, cand_top, strict=True))
     if not overlaps:
         raise ValueError("no query with a corpus to compare")
@@ -150,8 +151,8 @@ class EmbedResult:
     load_after: tuple[float, float, float]
     export_s: dict[str, float]
     startup: dict[str, tuple[float, float]]  # backend -> (s to first vector in a new process, peak RSS MB)
+    recall10: dict[str, float]  # backend (torch included) -> LoCoMo evidence recall@10
     batch_timings: dict[int, Timing] = field(default_factory=dict)  # torch, 1 thread, by batch size
-    recall10: dict[str, float] = field(default_factory=dict)  # backend -> LoCoMo evidence recall@10
 
     def ratio(self, backend: str, threads: int) -> float:
         return self.timings[(backend, threads)].per_s(self.n) / self.timings[("torch", threads)].per_s(self.n)
@@ -176,9 +177,7 @@ class EmbedResult:
         return out
 
     def recall_delta(self, backend: str) -> float:
-        """The backend's LoCoMo evidence recall@10 minus torch's (0.0 when not measured)."""
-        if backend not in self.recall10 or "torch" not in self.recall10:
-            return 0.0
+        """The backend's LoCoMo evidence recall@10 minus torch's."""
         return self.recall10[backend] - self.recall10["torch"]
 
 
@@ -211,10 +210,8 @@ class _TorchBatch:
         calls = [list(texts[i : i + REVIEW_CALL]) for i in range(0, len(texts), REVIEW_CALL)]
         return np.concatenate(
             [
-                np.asarray(
-                    model.encode(
-                        call, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
-                    )
+                model.encode(
+                    call, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
                 )
                 for call in calls
             ]
@@ -385,11 +382,11 @@ def report_lines(r: EmbedResult) -> list[str]:
         f"| backend | top-{TOP_K} agreement | min cosine | mean cosine | LoCoMo recall@{TOP_K} | − torch |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    if "torch" in r.recall10:
-        lines.append(f"| torch | 1.0000 | 1.0000 | 1.00000 | {r.recall10['torch']:.4f} | — |")
+    lines.append(f"| torch | 1.0000 | 1.0000 | 1.00000 | {r.recall10['torch']:.4f} | — |")
     for name, (agree, lo, mean) in r.agreement.items():
-        recall = f"{r.recall10[name]:.4f} | {r.recall_delta(name):+.4f}" if name in r.recall10 else "— | —"
-        lines.append(f"| {name} | {agree:.4f} | {lo:.4f} | {mean:.5f} | {recall} |")
+        lines.append(
+            f"| {name} | {agree:.4f} | {lo:.4f} | {mean:.5f} | {r.recall10[name]:.4f} | {r.recall_delta(name):+.4f} |"
+        )
     if r.batch_timings:
         fastest = max(r.batch_timings, key=lambda bs: r.batch_timings[bs].per_cpu_s(r.n))
         lines += [

@@ -1,10 +1,11 @@
-"""LoCoMo as the recall bench reads it: turns, questions, evidence ids and recall@k. Pure.
+"""LoCoMo as the recall bench reads it: turns, questions, evidence ids and recall@k. Pure, but for `load`.
 
 LoCoMo (Maharana et al., ACL 2024, CC BY-NC 4.0) is read where it lies and never copied into the repo.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,16 @@ def parse(data: Sequence[dict[str, Any]]) -> tuple[list[LocomoTurn], list[Questi
             evidence = tuple(f"{sid}:{d}" for d in normalise_evidence(qa.get("evidence") or []) if d in known)
             if evidence:
                 questions.append(Question(sid, i, str(qa["question"]), int(qa["category"]), evidence))
+    return turns, questions
+
+
+def load(path: Path) -> tuple[list[LocomoTurn], list[Question]]:
+    """`parse` of the file at `path`, with an error that says what to pass when it is not there."""
+    if not path.exists():
+        raise ConfigError(f"LoCoMo data not found at {path}: pass --data PATH to locomo10.json")
+    turns, questions = parse(json.loads(path.read_bytes()))
+    if not turns:
+        raise ConfigError(f"{path} holds no LoCoMo conversation turns")
     return turns, questions
 
 

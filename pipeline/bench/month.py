@@ -23,7 +23,6 @@ embeds nothing, and both sides (and the queries) use the same vectors.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -39,8 +38,8 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import Engine, text
 
-from pipeline.bench import charts
-from pipeline.bench.locomo_data import DEFAULT_DATA, Question, Score, parse
+from pipeline.bench import charts, locomo_data
+from pipeline.bench.locomo_data import DEFAULT_DATA, Question, Score
 from pipeline.bench.month_traffic import T0, Traffic, TrafficTurn, generate
 from pipeline.bench.report import write_section
 from pipeline.bench.review import CACHE_DIR, REPO_ROOT, TABLES, check_disposable
@@ -610,11 +609,9 @@ def run_month_bench(
     from pipeline.logging import configure_logging
 
     configure_logging("WARNING", settings.log_json)
-    if not data.exists():
-        raise ConfigError(f"LoCoMo data not found at {data}: pass --data PATH to locomo10.json")
     started = time.perf_counter()
     load0 = os.getloadavg()[0]
-    locomo, questions = parse(json.loads(data.read_bytes()))
+    locomo, questions = locomo_data.load(data)
     traffic = generate(locomo, days=days, turns_per_day=turns_per_day, seed=seed)
     ids = {t.turn_id for t in traffic.turns}
     asked = evaluable(questions, ids)

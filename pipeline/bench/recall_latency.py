@@ -12,7 +12,6 @@ of the bench database (which the LoCoMo bench shares; this bench touches only it
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -25,8 +24,9 @@ from rich.console import Console
 from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 
+from pipeline.bench import locomo_data
 from pipeline.bench.locomo import BENCH_DATABASE_URL
-from pipeline.bench.locomo_data import LocomoTurn, parse
+from pipeline.bench.locomo_data import LocomoTurn
 from pipeline.bench.report import machine, write_section
 from pipeline.bench.review import CACHE_DIR, cached_embeddings
 from pipeline.config import Settings
@@ -166,7 +166,7 @@ def run_recall_bench(
     if "bench" not in (make_url(database_url).database or ""):
         raise ConfigError(f"the recall bench writes 100k rows into {database_url!r}: use a bench database")
     upgrade(database_url)
-    turns, questions = parse(json.loads(data.read_text()))
+    turns, questions = locomo_data.load(data)
     # A scope smaller than LoCoMo (the suite's quick size) needs only its first n texts embedded.
     turns = turns[:n]
     texts = [t.content for t in turns]

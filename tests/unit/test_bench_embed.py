@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,9 +18,11 @@ from pipeline.bench.embed import (
     _TorchBatch,
     cosine_agreement,
     evidence_recall,
+    load_labelled,
     report_lines,
     top_k_agreement,
 )
+from pipeline.errors import ConfigError
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -87,6 +91,7 @@ def test_the_report_says_when_a_target_is_missed() -> None:
         load_after=(2.0, 2.0, 2.0),
         export_s={"onnx": 30.0, "onnx-int8": 1.0},
         startup={"torch": (14.0, 500.0), "onnx": (2.0, 200.0), "onnx-int8": (2.0, 190.0)},
+        recall10={"torch": 0.5, "onnx": 0.5, "onnx-int8": 0.5},
     )
     assert result.ratio("onnx-int8", 1) == pytest.approx(2.5)  # best of rounds: 10 s vs 4 s
     text = "\n".join(report_lines(result))
@@ -135,6 +140,7 @@ def _small_result(**changes: Any) -> EmbedResult:
         "load_after": (0.0, 0.0, 0.0),
         "export_s": {},
         "startup": {},
+        "recall10": {"torch": 0.5, "onnx": 0.5, "onnx-int8": 0.5},
     }
     return EmbedResult(**{**fields, **changes})
 
@@ -177,3 +183,37 @@ def test_a_recall_that_moves_more_than_a_hundredth_misses_the_target() -> None:
     assert "| onnx | 0.9950 | 0.9990 | 0.99990 | 0.6850 | -0.0150 |" in text
     assert "LoCoMo recall@10 -0.0150 against torch (target within 0.01) — not met" in text
     assert result.figures["onnx_recall10"] == pytest.approx(0.685)
+
+
+def test_labelled_conversations_come_from_the_shared_locomo_loader(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.json"
+    with pytest.raises(ConfigError, match=r"LoCoMo data not found at .*nowhere\.json: pass --data PATH"):
+        load_labelled(missing)
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(ConfigError, match="holds no LoCoMo conversation turns"):
+        load_labelled(empty)
+    one = tmp_path / "one.json"
+    one.write_text(
+        json.dumps(
+            [
+                {
+                    "sample_id": "conv-9",
+                    "conversation": {
+                        "speaker_a": "Ana",
+                        "speaker_b": "Bo",
+                        "session_1_date_time": "1:56 pm on 8 May, 2023",
+                        "session_1": [
+                            {"speaker": "Ana", "dia_id": "D1:1", "text": "I moved to Lisbon."},
+                            {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice!"},
+                        ],
+                    },
+                    "qa": [{"question": "Where does Ana live?", "category": 4, "evidence": ["D1:1"]}],
+                }
+            ]
+        )
+    )
+    (group,) = load_labelled(one)
+    assert group.turn_ids == ("conv-9:D1:1", "conv-9:D1:2")
+    assert group.questions == ("Where does Ana live?",)
+    assert group.evidence == (("conv-9:D1:1",),)
