@@ -21,8 +21,8 @@ import numpy as np
 
 from pipeline import lexical, ranking
 from pipeline.adapters.lexicon_cache import Lexicon
-from pipeline.adapters.postgres.recall_sql import RecallEpisode, RecallStore
-from pipeline.adapters.postgres.repository import Repository, SemanticRow
+from pipeline.adapters.postgres.recall_sql import RecallEpisode, RecallStore, SemanticRow
+from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC
 from pipeline.models import Hit
 from pipeline.ports import Embedder, Vector, VectorIndex
@@ -233,7 +233,7 @@ def recall(
     # Episodes and semantic memories are hydrated side by side (two connections, one round trip of wait).
     memory_ids = [ref for kind, ref in candidates if kind == SEMANTIC]
     memories_future = (
-        _POOL.submit(repo.semantic_by_id, memory_ids, agent_id=agent_id, user_id=user_id, as_of=as_of)
+        _POOL.submit(store.semantic_by_id, memory_ids, agent_id=agent_id, user_id=user_id, as_of=as_of)
         if memory_ids
         else None
     )

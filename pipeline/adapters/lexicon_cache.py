@@ -66,17 +66,26 @@ NEXT_WEIGHT = 0.3
 ADDRESS_WEIGHT = 0.0  # LoCoMo 1-5: R@10 0.770 -> 0.777 (0.3: 0.774), R@5 unchanged
 
 
-# Python memory of a scope, by tracemalloc over LoCoMo (10 scopes, 5,069 documents, 174,336 postings):
-# ~117 bytes per posting (a tuple in a list, its float, the term's share of the dict) with the per-document
-# maps counted in, plus 12 for the frozen search arrays (BM25.freeze); the float16 vectors are counted
-# exactly. tests/unit/test_lexicon_cache.py checks the estimate against tracemalloc.
-BYTES_PER_POSTING = 112
+# Python memory of a scope (tests/unit/test_lexicon_cache.py checks the estimate against tracemalloc):
+# 12 bytes per posting in the frozen search arrays (a row and a frequency; BM25.freeze folds the pending
+# (row, tf) tuples into them at every build and top-up), ~400 per distinct term (its arrays' headers, its
+# dict entry) and ~400 per document for the per-document maps (ids, sessions, neighbours); the float16
+# vectors are counted exactly. Measured on LoCoMo texts: 27 bytes per posting all in, where the lists of
+# (row, tf) tuples kept before took 94.
+BYTES_PER_POSTING = 12
+BYTES_PER_TERM = 400
 BYTES_PER_DOCUMENT = 400
 
 
 def estimated_bytes(scope: _Scope) -> int:
     vectors = 0 if scope.vectors is None else scope.vectors.nbytes
-    return BYTES_PER_POSTING * scope.index.postings + BYTES_PER_DOCUMENT * len(scope.seen) + vectors
+    index = scope.index
+    return (
+        BYTES_PER_POSTING * index.postings
+        + BYTES_PER_TERM * index.vocabulary
+        + BYTES_PER_DOCUMENT * len(scope.seen)
+        + vectors
+    )
 
 
 class Lexicon:

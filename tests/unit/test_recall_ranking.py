@@ -390,7 +390,9 @@ def test_bm25_freeze_builds_the_search_arrays_ahead_and_searches_alike() -> None
         eager.add(i, lexical.weighted_terms(t))
     eager.freeze()
     assert eager._stale == set()
-    assert "puppi" in eager._frozen  # built before any search (stemmed)
+    assert not eager._terms["puppi"].pending  # built before any search (stemmed)
+    assert eager._terms["puppi"].rows.tolist() == [0, 3]
+    assert lazy._terms["puppi"].pending  # not frozen: search merges for itself
     assert eager.search("puppy shelter", 3) == lazy.search("puppy shelter", 3)
     # A later append makes its terms stale again, and the next freeze rebuilds them with the new document.
     for index in (lazy, eager):

@@ -80,17 +80,6 @@ class ColdRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SemanticRow:
-    id: int
-    text: str
-    weight: float
-    valid_from: datetime
-    valid_to: datetime | None
-    turn_ids: tuple[str, ...]
-    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
-
-
-@dataclass(frozen=True, slots=True)
 class EpisodeRow:
     id: int
     turn_id: str
@@ -554,42 +543,6 @@ class Repository:
                     r.source,
                     r.status,
                     r.weight,
-                )
-                for r in rows
-            }
-
-    def semantic_by_id(
-        self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None = None
-    ) -> dict[int, SemanticRow]:
-        """Semantic memories valid at `as_of` (default: the open versions), with their members' turn ids."""
-        sql = text(
-            """
-            SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to,
-                   array_agg(t.turn_id ORDER BY t.ord) AS turn_ids
-            FROM semantic_memories m
-            JOIN LATERAL (
-                SELECT x.turn_id, row_number() OVER () AS ord
-                FROM semantic_members sm JOIN episodes e ON e.id = sm.episode_id
-                CROSS JOIN LATERAL unnest(array_prepend(e.turn_id, e.merged_turn_ids)) AS x(turn_id)
-                WHERE sm.memory_id = m.id
-            ) t ON true
-            WHERE m.id = ANY(:ids) AND m.agent_id = :a AND m.user_id = :u AND m.status = 'kept'
-              AND m.valid_from <= coalesce(:as_of, now())
-              AND (m.valid_to IS NULL OR m.valid_to > coalesce(:as_of, now()))
-            GROUP BY m.id
-            """
-        )
-        with translate_errors(), self.engine.connect() as conn:
-            rows = conn.execute(sql, {"ids": list(ids), "a": agent_id, "u": user_id, "as_of": as_of})
-            return {
-                r.id: SemanticRow(
-                    r.id,
-                    r.text,
-                    r.weight,
-                    r.valid_from,
-                    r.valid_to,
-                    tuple(dict.fromkeys(r.turn_ids)),
-                    r.base_weight,
                 )
                 for r in rows
             }
