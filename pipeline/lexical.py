@@ -75,9 +75,10 @@ class BM25:
     b: float = 0.5
     _ids: list[object] = field(default_factory=list)
     _rows: dict[object, int] = field(default_factory=dict)
-    # Document lengths by row, in an array grown by doubling (the first `len(_ids)` are in use). A Python
-    # list of floats cost 18 ms to turn into an array at 100,000 documents, with the GIL held, at every
-    # top-up: that stalled the recalls running beside it (`hindsight bench recall` p95 ratio 1.33 -> 1.59).
+    # Document lengths by row, in an array grown by doubling (the first `len(_ids)` are in use). They were
+    # a Python list, which cost 18 ms to turn into an array at 100,000 documents, with the GIL held, at
+    # every top-up: the recalls running beside it stalled (`hindsight bench recall` p95 ratio 1.59 with a
+    # top-up a second, 1.33 with none).
     _lengths: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros(64, dtype=np.float32))
     _terms: dict[str, _Posting] = field(default_factory=dict)
     _length_arr: npt.NDArray[np.float32] | None = None  # the lengths in use, as of the last freeze
