@@ -203,9 +203,13 @@ class Lexicon:
         docs = self.store.lexical_docs(
             key[0], key[1], since=scope.high_water - OVERLAP, vectors=self.keep_vectors
         )
+        # Streamed: the high-water mark moves only once the whole read is indexed, so that a read that
+        # fails half-way is read again from where it began (what was indexed is `seen`, not indexed twice).
+        high_water, read = scope.high_water, False
         for doc in docs:
+            read = True
             ref = (doc.kind, doc.id)
-            scope.high_water = max(scope.high_water, doc.changed_at)
+            high_water = max(high_water, doc.changed_at)
             if ref in scope.seen or doc.restored:
                 if doc.recallable and ref not in scope.index:
                     # Back from cold storage (re-heated, restored) or out of quarantine: indexed late, on
@@ -226,7 +230,8 @@ class Lexicon:
                     )
             if doc.recallable:
                 self._add(scope, ref, doc, context)
-        if docs:  # a top-up that read nothing changed neither the arrays nor the size
+        scope.high_water = high_water
+        if read:  # a top-up that read nothing changed neither the arrays nor the size
             scope.index.freeze()  # here, not on the query path of the next recalls
             scope.nbytes = estimated_bytes(scope)
             self._evict(keep=key)

@@ -86,25 +86,3 @@ def test_a_connection_that_died_a_moment_ago_fails_once_then_recovers(
         conn.execute(text("SELECT 1"))
     assert invalidated, "the dead connection should be dropped from the pool"
     assert _backend_pid(one_connection_pool) != first
-
-
-def test_recall_reads_run_in_autocommit_and_leave_the_shared_pool_transactional(migrated: str) -> None:
-    from pipeline.adapters.postgres.recall_sql import RecallStore
-
-    engine = make_engine(migrated, pool_size=1)  # one connection: recall's and the writers' are the same
-    try:
-        store = RecallStore(engine)
-        assert store.episodes([1], agent_id="a", user_id="u", as_of=None, history=False) == {}
-        with store.engine.connect() as conn:
-            recall_pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
-            assert conn.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
-        with engine.connect() as conn:
-            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == recall_pid
-            # A writer's statements still share one transaction, rolled back unless committed.
-            assert not conn.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
-            conn.execute(text("CREATE TEMP TABLE t_recall_pool (x int)"))
-            conn.rollback()
-            gone = conn.execute(text("SELECT to_regclass('pg_temp.t_recall_pool') IS NULL")).scalar_one()
-            assert gone
-    finally:
-        engine.dispose()

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import pytest
 
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import LexicalDoc
+from pipeline.errors import StoreUnavailable
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -87,6 +90,43 @@ def test_top_ups_read_only_what_changed_and_run_behind_recall() -> None:
     assert store.calls[0][2] < T0  # the first read takes everything
     assert store.calls[-1][2] > T0  # later ones only what changed since (with a short overlap)
     assert sorted(i for _, i, _ in lex.search("a", "u", "cello", 5)) == [1, 2]  # nothing added twice
+
+
+class _FailingMidStream(Store):
+    """Like RecallStore's streamed read, the connection fails after `fail_after` rows, once."""
+
+    fail_after: int | None = 2
+
+    def lexical_docs(
+        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+    ) -> Iterator[LexicalDoc]:
+        for i, doc in enumerate(super().lexical_docs(agent_id, user_id, since=since, vectors=vectors)):
+            if i == self.fail_after:
+                self.fail_after = None
+                raise StoreUnavailable("connection lost mid-read")
+            yield doc
+
+
+def test_a_read_that_fails_half_way_is_read_again_from_where_it_began() -> None:
+    store = _FailingMidStream()
+    # Reviewed out of turn order: the rows the failed read did not reach are older than one it did.
+    store.add(1, "the cello lesson", session="s1")
+    store.add(2, "a garden party", session="s2")
+    store.docs.append(
+        replace(
+            store.docs[0],
+            id=3,
+            session_id="s3",
+            text="cello strings snapped",
+            changed_at=T0 - timedelta(hours=1),
+        )
+    )
+    lex = _lexicon(store)
+    with pytest.raises(StoreUnavailable):
+        lex.search("a", "u", "cello", 5)
+    assert sorted(i for _, i, _ in lex.search("a", "u", "cello", 5)) == [1, 3]
+    assert store.calls[-1][2] < T0 - timedelta(hours=1)  # read again from the start, not from row 2's time
+    assert [i for _, i, _ in lex.search("a", "u", "garden", 5)] == [2]  # nothing indexed twice
 
 
 def test_the_next_turn_is_context_of_the_one_before_it() -> None:

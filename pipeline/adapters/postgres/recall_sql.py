@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -122,6 +122,9 @@ _FACTS = """
 """
 
 
+# Rows of a lexicon read fetched at a time (a first build reads the whole scope).
+LEXICAL_CHUNK = 2000
+
 # Open (or at `as_of` valid) semantic memories with their members' turn ids, merged turns included.
 _SEMANTIC = """
     SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to,
@@ -141,12 +144,13 @@ _SEMANTIC = """
 
 
 class RecallStore:
-    """Recall's reads. Each is one statement, so none needs a transaction: they run in autocommit,
-    without a BEGIN before and a ROLLBACK after each (measured on the recall bench's 100,000-episode
-    scope: hydrating 50 ids 5.5 -> 2.8 ms p50, 10 ids 3.7 -> 1.7 ms)."""
+    """Recall's reads. The ones on a recall's path are one statement each, so none needs a transaction:
+    they run in autocommit, without a BEGIN before and a ROLLBACK after each (measured on the recall
+    bench's 100,000-episode scope: hydrating 50 ids 5.5 -> 2.8 ms p50, 10 ids 3.7 -> 1.7 ms)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._transactional = engine
 
     def episodes(
         self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None, history: bool
@@ -188,14 +192,21 @@ class RecallStore:
 
     def lexical_docs(
         self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
-    ) -> list[LexicalDoc]:
+    ) -> Iterator[LexicalDoc]:
         """Episodes reviewed and semantic memories created after `since`, and those restored from cold
         storage since (flagged `restored`), in id order (turn order); with `vectors`, the recallable ones'
-        embeddings."""
+        embeddings.
+
+        Streamed from a server-side cursor, `LEXICAL_CHUNK` rows at a time, while the caller indexes
+        them: a scope's first build reads all of it. Building the recall bench's 100,000-turn scope,
+        the process peaked at 566 instead of 932 MiB (read whole: the driver's copy of the result, then
+        the rows), the build taking 12.4 instead of 10.3 s."""
         params = {"a": agent_id, "u": user_id, "since": since, "vectors": vectors}
-        with translate_errors(), self.engine.connect() as conn:
-            return [
-                LexicalDoc(
+        # A server-side cursor lives in a transaction: this read does not use the autocommit engine.
+        with translate_errors(), self._transactional.connect() as conn:
+            rows = conn.execution_options(yield_per=LEXICAL_CHUNK).execute(text(_LEXICAL), params)
+            for r in rows:
+                yield LexicalDoc(
                     r.kind,
                     r.id,
                     r.session_id,
@@ -206,8 +217,6 @@ class RecallStore:
                     r.embedding,
                     bool(r.restored),
                 )
-                for r in conn.execute(text(_LEXICAL), params)
-            ]
 
     def facts_named(
         self, agent_id: str, user_id: str, words: Sequence[str], *, as_of: datetime | None

@@ -1,0 +1,84 @@
+"""Recall's SQL reads against PostgreSQL: autocommit on a shared pool, the lexicon's streamed read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from sqlalchemy import insert, text
+
+from pipeline.adapters.embedder import to_blob
+from pipeline.adapters.lexicon_cache import Lexicon
+from pipeline.adapters.postgres import recall_sql
+from pipeline.adapters.postgres.engine import make_engine
+from pipeline.adapters.postgres.recall_sql import RecallStore
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.postgres.tables import episodes
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def test_recall_reads_run_in_autocommit_and_leave_the_shared_pool_transactional(migrated: str) -> None:
+    engine = make_engine(migrated, pool_size=1)  # one connection: recall's and the writers' are the same
+    try:
+        store = RecallStore(engine)
+        assert store.episodes([1], agent_id="a", user_id="u", as_of=None, history=False) == {}
+        with store.engine.connect() as conn:
+            recall_pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+            assert conn.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == recall_pid
+            # A writer's statements still share one transaction, rolled back unless committed.
+            assert not conn.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
+            conn.execute(text("CREATE TEMP TABLE t_recall_pool (x int)"))
+            conn.rollback()
+            gone = conn.execute(text("SELECT to_regclass('pg_temp.t_recall_pool') IS NULL")).scalar_one()
+            assert gone
+    finally:
+        engine.dispose()
+
+
+def _episodes(repo: Repository, n: int) -> list[int]:
+    rows = [
+        {
+            "turn_id": f"stream-{i}",
+            "agent_id": "agent-s",
+            "user_id": "user-s",
+            "session_id": f"s{i // 4}",
+            "role": "user",
+            "content": f"turn number {i} about the {'cello' if i == n - 1 else 'garden'}",
+            "ts": T0 + timedelta(minutes=i),
+            "source": "user",
+            "status": "kept",
+            "embedding": to_blob(np.full(4, i + 1, dtype=np.float32)),
+            "reviewed_at": T0 + timedelta(hours=1, seconds=i),
+        }
+        for i in range(n)
+    ]
+    with repo.engine.begin() as conn:
+        return list(conn.execute(insert(episodes).returning(episodes.c.id), rows).scalars())
+
+
+def test_the_lexicon_read_streams_every_row_in_order_across_chunks(
+    repo: Repository, clean: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _episodes(repo, 11)
+    monkeypatch.setattr(recall_sql, "LEXICAL_CHUNK", 3)  # 11 rows: four fetches
+    store = RecallStore(repo.engine)
+    docs = list(store.lexical_docs("agent-s", "user-s", since=T0, vectors=True))
+    assert [d.id for d in docs] == ids
+    assert [d.session_id for d in docs[:5]] == ["s0"] * 4 + ["s1"]
+    assert docs[-1].embedding == to_blob(np.full(4, 11, dtype=np.float32))
+    later = list(store.lexical_docs("agent-s", "user-s", since=T0 + timedelta(hours=1, seconds=8)))
+    assert [d.id for d in later] == ids[9:]
+    # The lexicon built from the stream finds the last row first (the turn before it has its words as
+    # context) and holds every row's vector.
+    lexicon = Lexicon(store)
+    hits = lexicon.search("agent-s", "user-s", "cello", 5)
+    assert [ref for _, ref, _ in hits] == [ids[-1], ids[-2]]
+    assert set(lexicon.vectors("agent-s", "user-s", [("episode", i) for i in ids])) == {
+        ("episode", i) for i in ids
+    }
