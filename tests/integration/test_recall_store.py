@@ -14,7 +14,7 @@ from pipeline.adapters.postgres import recall_sql
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.postgres.tables import episodes
+from pipeline.adapters.postgres.tables import episodes, semantic_members, semantic_memories
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +82,35 @@ def test_the_lexicon_read_streams_every_row_in_order_across_chunks(
     assert set(lexicon.vectors("agent-s", "user-s", [("episode", i) for i in ids])) == {
         ("episode", i) for i in ids
     }
+
+
+def _memory(repo: Repository, members: list[int], *, open_: bool = True, status: str = "kept") -> int:
+    with repo.engine.begin() as conn:
+        memory_id = conn.execute(
+            insert(semantic_memories).returning(semantic_memories.c.id),
+            {
+                "agent_id": "agent-s",
+                "user_id": "user-s",
+                "text": f"a memory of {len(members)} turns",
+                "status": status,
+                "valid_from": T0,
+                "valid_to": None if open_ else T0 + timedelta(days=1),
+            },
+        ).scalar_one()
+        conn.execute(insert(semantic_members), [{"memory_id": memory_id, "episode_id": e} for e in members])
+    return int(memory_id)
+
+
+def test_hydration_gives_each_episode_the_smallest_open_memory_it_is_folded_into(
+    repo: Repository, clean: None
+) -> None:
+    a, b, c, d, e, f = _episodes(repo, 6)
+    _memory(repo, [a, b, c])
+    _memory(repo, [a, d])  # a is in two open memories: the smaller counts
+    _memory(repo, [e], open_=False)  # a closed version folds nothing
+    _memory(repo, [f, b], status="cold")  # nor does a cold one
+    store = RecallStore(repo.engine)
+    got = store.episodes([a, b, c, d, e, f], agent_id="agent-s", user_id="user-s", as_of=None, history=False)
+    assert {i: ep.folded_into for i, ep in got.items()} == {a: 2, b: 3, c: 3, d: 2, e: 0, f: 0}
+    # Another scope's ids are not hydrated, whatever they are folded into.
+    assert store.episodes([a], agent_id="agent-s", user_id="someone-else", as_of=None, history=False) == {}

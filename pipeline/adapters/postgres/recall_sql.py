@@ -65,7 +65,22 @@ class FactHit:
 
 
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
+# `folded`: the members of the smallest open memory each episode is folded into, worked out for all the ids
+# at once from the members' episode index. As a subquery per row, the planner, with the statistics of a
+# semantic table that review had just filled (autovacuum not yet run), walked every open memory for every
+# row: hydrating 100 ids of a reviewed LoCoMo scope took 7.4 ms p50 that way, 3.6 ms this way (the same
+# rows; with fresh statistics both ~4.5 ms).
 _EPISODES = """
+    WITH folded AS MATERIALIZED (
+        SELECT sm.episode_id, min(n.members) AS members
+        FROM semantic_members sm
+        JOIN semantic_memories m ON m.id = sm.memory_id
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS members FROM semantic_members x WHERE x.memory_id = sm.memory_id
+        ) n
+        WHERE sm.episode_id = ANY(:ids) AND m.valid_to IS NULL AND m.status = 'kept'
+        GROUP BY sm.episode_id
+    )
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
            e.base_weight, e.metadata->>'speaker' AS speaker,
            (EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
@@ -73,10 +88,9 @@ _EPISODES = """
             AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                     AND e.turn_id = ANY(f.turn_ids) AND f.retracted_at IS NULL
                     AND (f.valid_to IS NULL OR f.valid_to > coalesce(:as_of, now())))) AS superseded,
-           (SELECT min((SELECT count(*) FROM semantic_members x WHERE x.memory_id = sm.memory_id))
-            FROM semantic_members sm JOIN semantic_memories m ON m.id = sm.memory_id
-            WHERE sm.episode_id = e.id AND m.valid_to IS NULL AND m.status = 'kept') AS folded_into
+           folded.members AS folded_into
     FROM episodes e
+    LEFT JOIN folded ON folded.episode_id = e.id
     WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user AND e.status = 'kept'
       AND e.ts <= coalesce(:as_of, 'infinity'::timestamptz)
 """
