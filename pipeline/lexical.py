@@ -81,7 +81,6 @@ class BM25:
     # top-up a second, 1.33 with none).
     _lengths: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros(64, dtype=np.float32))
     _terms: dict[str, _Posting] = field(default_factory=dict)
-    _length_arr: npt.NDArray[np.float32] | None = None  # the lengths in use, as of the last freeze
     _stale: set[str] = field(default_factory=set)  # terms with pending postings
     postings: int = 0  # (term, document) entries appended: what the index's memory grows with
 
@@ -126,12 +125,11 @@ class BM25:
                 posting = self._terms[term] = _Posting()
             posting.pending.append((row, tf))
         self._stale.update(weighted_terms)
-        self._length_arr = None
 
     def freeze(self) -> None:
-        """Fold the postings appended since the last freeze into their terms' search arrays, and take the
-        lengths. Work in proportion to what was appended, not to the index: a top-up adding a frequent
-        word extends its arrays rather than rebuilding them from every (row, tf) pair.
+        """Fold the postings appended since the last freeze into their terms' search arrays. Work in
+        proportion to what was appended, not to the index: a top-up adding a frequent word extends its
+        arrays rather than rebuilding them from every (row, tf) pair.
 
         Only the caller that appends may freeze (the lexicon's refresh thread, under its scope's lock);
         searches beside it read the terms' arrays as they were or as they are, never half of either.
@@ -139,7 +137,6 @@ class BM25:
         for term in self._stale:
             self._terms[term] = self._terms[term].merged()
         self._stale.clear()
-        self._length_arr = self._lengths[: len(self._ids)].copy()
 
     def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
         self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight))
@@ -150,9 +147,9 @@ class BM25:
         n = len(self._ids)
         if not terms or n == 0:
             return []
-        lengths = self._length_arr
-        if lengths is None or lengths.size != n:
-            lengths = self._lengths[:n].copy()  # not frozen since the last append
+        # A view: a top-up beside this search may grow a document's length (`extend`), which moves its
+        # score a little, and may replace the array when it grows, which leaves this one as it was.
+        lengths = self._lengths[:n]
         avg = float(lengths.mean()) or 1.0
         scores = np.zeros(n, dtype=np.float32)
         for term in terms:
@@ -197,9 +194,9 @@ class _Posting:
         """The same postings with nothing pending: one entry per row, frequencies summed."""
         if not self.pending:
             return self
-        count = len(self.pending)
-        new_rows = np.fromiter((r for r, _ in self.pending[:count]), dtype=np.int64, count=count)
-        new_tf = np.fromiter((w for _, w in self.pending[:count]), dtype=np.float32, count=count)
+        pending = self.pending[:]  # a search may merge while the writer appends
+        new_rows = np.fromiter((r for r, _ in pending), dtype=np.int64, count=len(pending))
+        new_tf = np.fromiter((w for _, w in pending), dtype=np.float32, count=len(pending))
         rows, tf = np.concatenate((self.rows, new_rows)), np.concatenate((self.tf, new_tf))
         in_order = (self.rows.size == 0 or new_rows[0] > self.rows[-1]) and bool(
             np.all(np.diff(new_rows) > 0)
