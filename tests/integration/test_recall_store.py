@@ -14,7 +14,7 @@ from pipeline.adapters.postgres import recall_sql
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.postgres.tables import episodes, semantic_members, semantic_memories
+from pipeline.adapters.postgres.tables import episodes, facts, semantic_members, semantic_memories
 
 pytestmark = pytest.mark.integration
 
@@ -114,3 +114,73 @@ def test_hydration_gives_each_episode_the_smallest_open_memory_it_is_folded_into
     assert {i: ep.folded_into for i, ep in got.items()} == {a: 2, b: 3, c: 3, d: 2, e: 0, f: 0}
     # Another scope's ids are not hydrated, whatever they are folded into.
     assert store.episodes([a], agent_id="agent-s", user_id="someone-else", as_of=None, history=False) == {}
+
+
+def _fact(
+    repo: Repository, turn_ids: list[str], *, closed: datetime | None = None, retracted: bool = False
+) -> None:
+    with repo.engine.begin() as conn:
+        conn.execute(
+            insert(facts),
+            {
+                "agent_id": "agent-s",
+                "user_id": "user-s",
+                "entity": f"thing-{'-'.join(turn_ids)}-{closed}-{retracted}",
+                "attribute": "colour",
+                "value": "red",
+                "valid_from": T0,
+                "valid_to": closed,
+                "retracted_at": T0 + timedelta(days=2) if retracted else None,
+                "source": "rule",
+                "turn_ids": turn_ids,
+            },
+        )
+
+
+def test_an_episode_is_superseded_when_every_fact_it_stated_is_closed_or_retracted_at_as_of(
+    repo: Repository, clean: None
+) -> None:
+    ids = _episodes(repo, 6)
+    turn = {i: f"stream-{n}" for n, i in enumerate(ids)}
+    a, b, c, d, e, f = ids
+    closed = T0 + timedelta(days=1)
+    _fact(repo, [turn[a], turn[b]], closed=closed)  # a: its only fact is closed
+    _fact(repo, [turn[b]])  # b: one fact closed, one still open
+    _fact(repo, [turn[c]], retracted=True)  # c: its only fact was retracted
+    _fact(repo, [turn[d]], closed=closed)  # d: closed, and also stated by a retracted fact
+    _fact(repo, [turn[d], turn[d]], retracted=True)
+    # e: no fact names it; f: only another scope's fact does.
+    with repo.engine.begin() as conn:
+        conn.execute(
+            insert(facts),
+            {
+                "agent_id": "agent-s",
+                "user_id": "someone-else",
+                "entity": "x",
+                "attribute": "y",
+                "value": "z",
+                "valid_from": T0,
+                "valid_to": closed,
+                "source": "rule",
+                "turn_ids": [turn[f]],
+            },
+        )
+    store = RecallStore(repo.engine)
+
+    def superseded(as_of: datetime | None) -> dict[int, bool]:
+        got = store.episodes(ids, agent_id="agent-s", user_id="user-s", as_of=as_of, history=True)
+        return {i: ep.superseded for i, ep in got.items()}
+
+    assert superseded(None) == {a: True, b: False, c: True, d: True, e: False, f: False}
+    # Before the closing, the closed facts still held: only what was only ever retracted is superseded.
+    assert superseded(closed - timedelta(hours=1)) == {
+        a: False,
+        b: False,
+        c: True,
+        d: False,
+        e: False,
+        f: False,
+    }
+    # Without history, the superseded ones are left out.
+    left = store.episodes(ids, agent_id="agent-s", user_id="user-s", as_of=None, history=False)
+    assert sorted(left) == sorted([b, e, f])
