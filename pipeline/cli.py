@@ -15,7 +15,7 @@ from rich.table import Table
 from pipeline.cli_inspect import register as register_inspect_commands
 from pipeline.cli_keys import register as register_key_commands
 from pipeline.cli_support import call, emit_json, err, example, fail, http_client, out
-from pipeline.config import Settings, get_settings
+from pipeline.config import EMBEDDING_BACKENDS, Settings, get_settings
 from pipeline.errors import HindsightError, RetryableError
 from pipeline.logging import configure_logging
 
@@ -659,9 +659,6 @@ def bench_review(
     )
 
 
-EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
-
-
 def _backend(value: str | None) -> str | None:
     if value is not None and value not in EMBEDDING_BACKENDS:
         fail(f"unknown embedding backend {value!r}; choose from {', '.join(EMBEDDING_BACKENDS)}")
@@ -685,7 +682,10 @@ def bench_scaling(
         str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
     ] = None,
     embedding_backend: Annotated[
-        str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
+        str | None,
+        typer.Option(
+            help="torch, onnx or onnx-int8 (default: torch, one thread per worker, as the target is set)"
+        ),
     ] = None,
     write: Annotated[bool, typer.Option(help="update BENCHMARKS.md and docs/bench/scaling.png")] = True,
 ) -> None:

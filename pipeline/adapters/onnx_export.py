@@ -83,7 +83,9 @@ def export_fp32(model_dir: Path, out: Path) -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
     from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # a bar on stderr in every role's log at first start
     # Eager attention traces to plain MatMul/Softmax, which onnxruntime fuses and quantises well.
     bert = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
     encoder: Any = _SentenceEncoder(bert)
@@ -198,3 +200,23 @@ def _atomic(target: Path) -> Iterator[Path]:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def export_configured() -> Path | None:
+    """Export what the settings' backend needs into the settings' cache (None for torch). For image builds:
+    `python -m pipeline.adapters.onnx_export`, so no container pays the export on its first turn."""
+    from pipeline.adapters.embedder import resolve_model_path
+    from pipeline.config import get_settings
+
+    settings = get_settings()
+    backend = settings.embedding.backend
+    if backend == "torch":
+        return None
+    precision: Precision = "int8" if backend == "onnx-int8" else "fp32"
+    return ensure_exported(
+        resolve_model_path(settings.embedding.model), settings.embedding_cache_dir, precision
+    )
+
+
+if __name__ == "__main__":
+    print(export_configured() or "backend torch: nothing to export")

@@ -108,9 +108,9 @@ class VectorCache:
 
     def _embedder(self) -> Any:
         if self._model is None:
-            from pipeline.adapters.embedder import SentenceTransformerEmbedder
+            from pipeline.adapters.embedder import make_embedder
 
-            self._model = SentenceTransformerEmbedder(self.settings.embedding)
+            self._model = make_embedder(self.settings)  # the configured backend, as the workers embed
         return self._model
 
     def vector(self, content: str) -> Vector:

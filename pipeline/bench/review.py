@@ -48,7 +48,7 @@ from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.logging import configure_logging
 from pipeline.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, Scope, Turn
-from pipeline.ports import Vector
+from pipeline.ports import Embedder, Vector
 from pipeline.review import ReviewConfig, review_batch
 from pipeline.validation import encode_event, utcnow
 from scheduler.policy import Dispatch
@@ -198,7 +198,7 @@ def cache_key(texts: Sequence[str], model: str) -> str:
 
 
 def cached_embeddings(
-    texts: Sequence[str], embedder: SentenceTransformerEmbedder, model: str, cache_dir: Path
+    texts: Sequence[str], embedder: Embedder, model: str, cache_dir: Path
 ) -> tuple[Vector, bool]:
     """(vectors, came from the cache)."""
     path = cache_dir / f"embeddings-{cache_key(texts, model)}.npy"
@@ -795,6 +795,9 @@ def _worker_env(b: Bench) -> dict[str, str]:
     return {
         "HINDSIGHT_DATABASE_URL": b.settings.db_url,
         "HINDSIGHT_REDIS_URL": b.settings.broker_url,
+        # The raw embedder it is compared with is torch at one thread (`open_bench`): the same on both sides,
+        # whatever the configured default is.
+        "HINDSIGHT_EMBEDDING__BACKEND": "torch",
         "HINDSIGHT_EMBEDDING__TORCH_THREADS": "1",
         "HINDSIGHT_LLM__BASE_URL": "",  # rules only, like the in-process parts
         "HINDSIGHT_LOG_JSON": "true",

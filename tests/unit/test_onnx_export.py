@@ -122,8 +122,27 @@ def test_a_corrupt_cached_model_is_a_config_error(tmp_path: Path) -> None:
         embedder.warm_up()
 
 
-def test_the_cache_lives_under_data_dir_unless_configured(tmp_path: Path) -> None:
-    assert Settings(data_dir=tmp_path).embedding_cache_dir == tmp_path / "models"
+def test_the_cache_is_the_users_shared_by_every_data_dir_unless_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    shared = tmp_path / "xdg" / "hindsight" / "models"
+    assert Settings(data_dir=tmp_path / "one").embedding_cache_dir == shared
+    assert Settings(data_dir=tmp_path / "two").embedding_cache_dir == shared
+    assert shared.is_dir()
     other = tmp_path / "elsewhere"
     settings = Settings(data_dir=tmp_path, embedding={"cache_dir": other})  # type: ignore[arg-type]
     assert settings.embedding_cache_dir == other
+
+
+def test_without_a_writable_home_the_cache_falls_back_to_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert Settings(data_dir=tmp_path / "data").embedding_cache_dir == tmp_path / "data" / "models"
+
+
+def test_the_default_backend_is_onnx_fp32() -> None:
+    assert Settings().embedding.backend == "onnx"
