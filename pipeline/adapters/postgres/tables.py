@@ -196,6 +196,9 @@ class Fact(Base):
             postgresql_where=text("valid_to IS NULL AND retracted_at IS NULL"),
         ),
         Index("ix_facts_turn_ids", "turn_ids", postgresql_using="gin"),
+        # Recall's lookup of the facts a query names (migration 0012).
+        Index("ix_facts_scope_entity_lower", "agent_id", "user_id", text("lower(entity)")),
+        Index("ix_facts_scope_attribute_lower", "agent_id", "user_id", text("lower(attribute)")),
     )
 
 
