@@ -251,4 +251,5 @@ def test_facts_named_match_entity_or_attribute_in_any_case_within_the_scope_vali
                 {"a": "agent-s", "u": "user-s", "words": ["melanie", "hobby"], "as_of": None},
             )
         )
-    assert "ix_facts_scope_entity_lower" in plan and "ix_facts_scope_attribute_lower" in plan, plan
+    assert "ix_facts_scope_entity_lower" in plan, plan
+    assert "ix_facts_scope_attribute_lower" in plan, plan
