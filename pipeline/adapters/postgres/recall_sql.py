@@ -69,11 +69,14 @@ class FactHit:
 # - `stated`: the facts naming each turn, through the GIN index on facts.turn_ids. The per-row subquery it
 #   replaces scanned every fact of the scope (dead versions too, until vacuumed) for every row: with
 #   20,000 facts in a scope, hydrating 100 ids took 1.5-2.6 s, now 8-13 ms (the same rows).
-# - `folded`: the members of the smallest open memory each episode is folded into: the open memories of the
-#   scope among the ids' member rows (an episode is a member of every version of its memory, ~30 by day 30
-#   of `bench month`), and their members counted (the planner runs the count once per (episode, open
-#   memory) pair, not once per distinct memory as the DISTINCT suggests; an episode is rarely in two).
-# On `bench month`'s day-30 state, vacuumed, hydration 11.4 -> 9.1 ms p50 for 10-100 ids.
+# - `pairs`: the open memories of the scope among the ids' member rows (an episode is a member of every
+#   version of its memory, ~30 by day 30 of `bench month`).
+# - `sizes`: each of those memories' members counted once, in a CTE of its own. Written inside `folded`
+#   the planner ran the count once per (episode, memory) pair, and the ids a recall hydrates are often
+#   folded into the same memory: 48 counts of one 413-member memory for 51 ids on the month's day-30 state.
+# - `folded`: the members of the smallest open memory each episode is folded into.
+# On `bench month`'s day-30 state, vacuumed, hydration 11.4 -> 9.1 ms p50 for 10-100 ids (stated), then
+# 3.8 / 10.5 -> 2.3 / 6.0 ms p50 / p95 over the 40 sampled questions' hydrations (sizes; the same rows).
 _EPISODES = """
     WITH mine AS MATERIALIZED (
         SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
@@ -86,13 +89,12 @@ _EPISODES = """
         FROM semantic_members sm JOIN semantic_memories m ON m.id = sm.memory_id
         WHERE sm.episode_id = ANY(:ids) AND m.agent_id = :agent AND m.user_id = :user
           AND m.valid_to IS NULL AND m.status = 'kept'
+    ), sizes AS MATERIALIZED (
+        SELECT d.memory_id, (SELECT count(*) FROM semantic_members x WHERE x.memory_id = d.memory_id) AS members
+        FROM (SELECT DISTINCT memory_id FROM pairs) d
     ), folded AS MATERIALIZED (
-        SELECT p.episode_id, min(n.members) AS members
-        FROM pairs p
-        JOIN (
-            SELECT d.memory_id, (SELECT count(*) FROM semantic_members x WHERE x.memory_id = d.memory_id) AS members
-            FROM (SELECT DISTINCT memory_id FROM pairs) d
-        ) n ON n.memory_id = p.memory_id
+        SELECT p.episode_id, min(s.members) AS members
+        FROM pairs p JOIN sizes s ON s.memory_id = p.memory_id
         GROUP BY p.episode_id
     ), stated AS MATERIALIZED (
         SELECT t.turn_id,
