@@ -489,7 +489,7 @@ def run_scaling_bench(
     settings: Settings,
     *,
     turns: int = 3000,
-    rounds: int = 2,
+    rounds: int = 4,
     data: Path,
     database_url: str | None = None,
     redis_url: str | None = None,

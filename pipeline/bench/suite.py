@@ -481,7 +481,7 @@ REGISTRY: tuple[Benchmark, ...] = (
     # Scaling and the soak run on private embedded servers (their CPU and memory are measured as the run's own)
     # unless the suite is given one database and Redis db; each draws its chart when it writes.
     Benchmark(
-        "scaling", _scaling, {"turns": 120, "rounds": 1}, {"turns": 3000, "rounds": 2}, _scaling_headlines
+        "scaling", _scaling, {"turns": 120, "rounds": 1}, {"turns": 3000, "rounds": 4}, _scaling_headlines
     ),
     Benchmark("soak", _soak, {"turns": 600}, {"turns": 200_000}, _soak_headlines),
 )
