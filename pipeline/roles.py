@@ -66,8 +66,8 @@ def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
     # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/heap.py);
     # it trims only once memory has grown, since trimming after every batch slowed the next embedding.
     trim_between_tasks()
-    # Load the model before taking tasks, so the first review is not 8 s slower than the rest
-    # and a broken model install fails the worker at start, not mid-task.
+    # Load the model before taking tasks (on a machine's first start, export it to ONNX: ~10 s), so the
+    # first review is not slower than the rest and a broken model install fails the worker at start.
     deps.embedder().warm_up()
     name = f"review-{os.getpid()}@{socket.gethostname()}"
     # One review at a time per process (solo pool): scale out with more processes or machines.

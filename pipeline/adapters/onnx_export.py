@@ -61,8 +61,16 @@ def ensure_exported(model_dir: Path, cache_dir: Path, precision: Precision) -> P
     target = exported_path(model_dir, cache_dir, precision)
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(target.parent / ".export.lock"):
+    lock = target.parent / ".export.lock"
+    try:  # the lock file is also the check that the cache can be written, before ~10 s of export
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock.touch()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the ONNX model cache {cache_dir} ({exc.strerror or exc}); set "
+            "HINDSIGHT_EMBEDDING__CACHE_DIR to a writable folder, or HINDSIGHT_EMBEDDING__BACKEND=torch"
+        ) from exc
+    with _locked(lock):
         if target.exists():  # another process finished it while we waited for the lock
             return target
         fp32 = target.with_name("encoder-fp32.onnx")
@@ -203,19 +211,14 @@ def _atomic(target: Path) -> Iterator[Path]:
 
 
 def export_configured() -> Path | None:
-    """Export what the settings' backend needs into the settings' cache (None for torch). For image builds:
+    """Export what the configured backend needs into its cache (None for torch). For image builds:
     `python -m pipeline.adapters.onnx_export`, so no container pays the export on its first turn."""
-    from pipeline.adapters.embedder import resolve_model_path
+    from pipeline.adapters.embedder import make_embedder
+    from pipeline.adapters.onnx_embedder import OnnxEmbedder
     from pipeline.config import get_settings
 
-    settings = get_settings()
-    backend = settings.embedding.backend
-    if backend == "torch":
-        return None
-    precision: Precision = "int8" if backend == "onnx-int8" else "fp32"
-    return ensure_exported(
-        resolve_model_path(settings.embedding.model), settings.embedding_cache_dir, precision
-    )
+    embedder = make_embedder(get_settings())
+    return embedder.model_path if isinstance(embedder, OnnxEmbedder) else None
 
 
 if __name__ == "__main__":

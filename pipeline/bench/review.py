@@ -217,6 +217,11 @@ def cached_embeddings(
 
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
+    """Torch's intra-op threads set to `n` for the block, when torch is in use. Not imported otherwise: an onnx
+    embedder never loads it, and importing it only to set its threads costs ~8 s and ~500 MB."""
+    if "torch" not in sys.modules:
+        yield
+        return
     import torch
 
     before = torch.get_num_threads()

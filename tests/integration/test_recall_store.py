@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from sqlalchemy import insert, text
+from sqlalchemy.engine import Connection
 
 from pipeline.adapters.embedder import to_blob
 from pipeline.adapters.lexicon_cache import Lexicon
@@ -187,7 +188,7 @@ def test_an_episode_is_superseded_when_every_fact_it_stated_is_closed_or_retract
 
 
 def _named_fact(
-    conn: object,
+    conn: Connection,
     entity: str,
     attribute: str,
     value: str,
@@ -197,7 +198,7 @@ def _named_fact(
     end: datetime | None = None,
     retracted: bool = False,
 ) -> None:
-    conn.execute(  # type: ignore[attr-defined]
+    conn.execute(
         insert(facts),
         {
             "agent_id": "agent-s",

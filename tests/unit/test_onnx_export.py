@@ -146,3 +146,34 @@ def test_without_a_writable_home_the_cache_falls_back_to_data_dir(
 
 def test_the_default_backend_is_onnx_fp32() -> None:
     assert Settings().embedding.backend == "onnx"
+
+
+def test_an_unwritable_cache_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go")
+    model = resolve_model_path("all-MiniLM-L6-v2")
+    with pytest.raises(ConfigError, match="HINDSIGHT_EMBEDDING__CACHE_DIR") as info:
+        ensure_exported(model, blocker / "models", "fp32")
+    assert str(blocker) in str(info.value)
+
+
+def test_export_configured_exports_the_configured_backends_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.adapters.onnx_export import export_configured
+    from pipeline.config import get_settings
+
+    monkeypatch.setenv("HINDSIGHT_EMBEDDING__CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("HINDSIGHT_EMBEDDING__BACKEND", "torch")
+    get_settings.cache_clear()
+    try:
+        assert export_configured() is None
+        monkeypatch.setenv("HINDSIGHT_EMBEDDING__BACKEND", "onnx")
+        get_settings.cache_clear()
+        path = export_configured()
+    finally:
+        get_settings.cache_clear()
+    model = resolve_model_path("all-MiniLM-L6-v2")
+    assert path == exported_path(model, tmp_path, "fp32")
+    assert path is not None
+    assert path.stat().st_size > 0
