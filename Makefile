@@ -60,7 +60,7 @@ test-faults: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy pipeline tasks scheduler
+	$(BIN)/mypy pipeline tasks scheduler bench
 
 format: install
 	$(BIN)/ruff format .

@@ -19,14 +19,21 @@ from typing import Any
 
 import httpx
 
-from pipeline import session_end
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
-from pipeline.config import Settings, get_settings
-from pipeline.errors import Forbidden, HindsightError, InvalidTurn, NotFound, RetryableError, Unauthenticated
-from pipeline.models import Hit
-from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
-from pipeline.working_memory import WorkingMemory, parse_change
+from pipeline.core.config import Settings, get_settings
+from pipeline.core.errors import (
+    Forbidden,
+    HindsightError,
+    InvalidTurn,
+    NotFound,
+    RetryableError,
+    Unauthenticated,
+)
+from pipeline.core.models import Hit
+from pipeline.ingest import session_end
+from pipeline.ingest.validation import encode_event, parse_event, parse_ts, utcnow
+from pipeline.ingest.working_memory import WorkingMemory, parse_change
 
 
 class Recall(list[Hit]):

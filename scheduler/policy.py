@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pipeline.models import Scope
+from pipeline.core.models import Scope
 
 ReviewKind = Literal["full", "light"]
 Trigger = Literal["batch_size", "session_end", "idle", "manual"]

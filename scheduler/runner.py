@@ -19,10 +19,10 @@ from datetime import datetime
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import Entry, TurnStream
-from pipeline.errors import InvalidTurn, PermanentError, RetryableError
-from pipeline.logging import get_logger
-from pipeline.models import Scope, SessionEnd, Turn
-from pipeline.validation import decode_stream_fields, parse_event
+from pipeline.core.errors import InvalidTurn, PermanentError, RetryableError
+from pipeline.core.logging import get_logger
+from pipeline.core.models import Scope, SessionEnd, Turn
+from pipeline.ingest.validation import decode_stream_fields, parse_event
 from scheduler.policy import Dispatch, decide
 
 log = get_logger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import Celery
 from kombu import Queue
 
-from pipeline.config import Settings, get_settings
+from pipeline.core.config import Settings, get_settings
 
 REVIEW_QUEUE = "review"
 MAINTENANCE_QUEUE = "maintenance"

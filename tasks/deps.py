@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pipeline import clustering, injection, quality
 from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
+from pipeline.adapters.llm_breaker import BreakerCompleter
+from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
-from pipeline.config import ReviewSettings, get_settings
-from pipeline.llm_breaker import BreakerCompleter
-from pipeline.llm_review import ClientReviewLLM
-from pipeline.ports import ReviewLLM, WarmEmbedder
-from pipeline.review import ReviewConfig
+from pipeline.core.config import ReviewSettings, get_settings
+from pipeline.core.ports import ReviewLLM, WarmEmbedder
+from pipeline.review import clustering, injection, quality
+from pipeline.review.review_batch import ReviewConfig
 
 
 @lru_cache(maxsize=1)

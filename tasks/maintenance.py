@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from pipeline.adapters.postgres.decay_sql import run_configured_decay
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
-from pipeline.config import get_settings
-from pipeline.logging import get_logger
-from pipeline.validation import utcnow
+from pipeline.core.config import get_settings
+from pipeline.core.logging import get_logger
+from pipeline.ingest.validation import utcnow
 from tasks import deps
 from tasks.app import DECAY_TASK, RECONCILE_TASK, REVIEW_TASK, app
 

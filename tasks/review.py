@@ -7,10 +7,10 @@ import socket
 
 from celery import Task
 
-from pipeline.errors import RetryableError
-from pipeline.logging import get_logger
-from pipeline.review import review_batch as review_use_case
-from pipeline.validation import utcnow
+from pipeline.core.errors import RetryableError
+from pipeline.core.logging import get_logger
+from pipeline.ingest.validation import utcnow
+from pipeline.review.review_batch import review_batch as review_use_case
 from tasks import deps
 from tasks.app import REVIEW_TASK, app
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from pipeline.config import EmbeddingSettings, Settings
-from pipeline.errors import ConfigError
-from pipeline.ports import Vector, WarmEmbedder
+from pipeline.core.config import EmbeddingSettings, Settings
+from pipeline.core.errors import ConfigError
+from pipeline.core.ports import Vector, WarmEmbedder
 
 log = structlog.get_logger(__name__)
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.adapters.vector_checks import canonical_id, checked_array
-from pipeline.errors import IndexUnavailable
-from pipeline.ports import IndexHit, IndexPoint, Vector
+from pipeline.core.errors import IndexUnavailable
+from pipeline.core.ports import IndexHit, IndexPoint, Vector
 
 _WORD = re.compile(r"\w+")
 

@@ -3,8 +3,8 @@ in-process Qdrant Edge shard under the data directory (one process at a time may
 
 from __future__ import annotations
 
-from pipeline.config import Settings
-from pipeline.ports import VectorIndex
+from pipeline.core.config import Settings
+from pipeline.core.ports import VectorIndex
 
 
 def open_index(settings: Settings) -> VectorIndex:

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.adapters.postgres.recall_sql import LexicalDoc, RecallStore
-from pipeline.lexical import BM25, tokens, weighted_terms
+from pipeline.recall.lexical import BM25, tokens, weighted_terms
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Rows committed slightly out of order in `reviewed_at` are caught by re-reading a short overlap.

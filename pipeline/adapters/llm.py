@@ -27,8 +27,8 @@ import redis
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from pipeline.adapters.redis_stream import translate_errors
-from pipeline.errors import ConfigError, HindsightError, PermanentError, RetryableError
-from pipeline.logging import get_logger
+from pipeline.core.errors import ConfigError, HindsightError, PermanentError, RetryableError
+from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
 

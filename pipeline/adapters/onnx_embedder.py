@@ -18,9 +18,9 @@ import numpy as np
 import structlog
 
 from pipeline.adapters.onnx_export import Precision, ensure_exported
-from pipeline.config import EmbeddingSettings
-from pipeline.errors import ConfigError
-from pipeline.ports import Vector
+from pipeline.core.config import EmbeddingSettings
+from pipeline.core.errors import ConfigError
+from pipeline.core.ports import Vector
 
 DEFAULT_MAX_SEQ_LENGTH = 256
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import structlog
 
-from pipeline.errors import ConfigError
+from pipeline.core.errors import ConfigError
 
 log = structlog.get_logger(__name__)
 
@@ -215,7 +215,7 @@ def export_configured() -> Path | None:
     `python -m pipeline.adapters.onnx_export`, so no container pays the export on its first turn."""
     from pipeline.adapters.embedder import make_embedder
     from pipeline.adapters.onnx_embedder import OnnxEmbedder
-    from pipeline.config import get_settings
+    from pipeline.core.config import get_settings
 
     embedder = make_embedder(get_settings())
     return embedder.model_path if isinstance(embedder, OnnxEmbedder) else None

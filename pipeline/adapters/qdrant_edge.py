@@ -30,8 +30,8 @@ from qdrant_edge import (
 )
 
 from pipeline.adapters.vector_checks import as_vector, canonical_id
-from pipeline.errors import ConfigError, IndexUnavailable
-from pipeline.ports import IndexHit, IndexPoint
+from pipeline.core.errors import ConfigError, IndexUnavailable
+from pipeline.core.ports import IndexHit, IndexPoint
 
 SCOPE_FIELDS = ("agent_id", "user_id")
 _SCROLL_PAGE = 1024

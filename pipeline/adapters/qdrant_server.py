@@ -11,8 +11,8 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from pipeline.adapters.vector_checks import as_vector, canonical_id
-from pipeline.errors import ConfigError, IndexUnavailable, PermanentError
-from pipeline.ports import IndexHit, IndexPoint
+from pipeline.core.errors import ConfigError, IndexUnavailable, PermanentError
+from pipeline.core.ports import IndexHit, IndexPoint
 
 SCOPE_FIELDS = ("agent_id", "user_id")
 _SCROLL_PAGE = 1024

@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from pipeline.errors import QueueUnavailable
+from pipeline.core.errors import QueueUnavailable
 
 Entry = tuple[str, Mapping[bytes | str, bytes | str]]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.ports import Vector
+from pipeline.core.ports import Vector
 
 
 def canonical_id(point_id: str) -> str:

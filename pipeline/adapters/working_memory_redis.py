@@ -14,8 +14,8 @@ from typing import Any
 import redis
 
 from pipeline.adapters.redis_stream import translate_errors
-from pipeline.config import WorkingMemorySettings
-from pipeline.working_memory import Change, Limits, WorkingMemory
+from pipeline.core.config import WorkingMemorySettings
+from pipeline.ingest.working_memory import Change, Limits, WorkingMemory
 
 PREFIX = "hindsight:wm:"
 _SLOT = "slot:"

@@ -15,8 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text
 
-from pipeline import __version__, session_end
-from pipeline.access import AccessRecorder
+from pipeline import __version__
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.engine import libpq_dsn
@@ -29,16 +28,18 @@ from pipeline.api.auth import Caller, KeyResolver, guard, principal
 from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
 from pipeline.api.metrics import ApiMetrics
-from pipeline.authz import SHARED, SYSTEM, auth_required
-from pipeline.config import Settings
-from pipeline.errors import InvalidTurn
-from pipeline.indexing import Indexer
-from pipeline.logging import get_logger
-from pipeline.models import Hit, Scope
-from pipeline.ports import Embedder, VectorIndex
-from pipeline.recall import DEFAULT_TUNING, RecallTuning
-from pipeline.recall import recall as recall_use_case
-from pipeline.validation import encode_event, parse_event, parse_ts, utcnow
+from pipeline.core.authz import SHARED, SYSTEM, auth_required
+from pipeline.core.config import Settings
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.logging import get_logger
+from pipeline.core.models import Hit, Scope
+from pipeline.core.ports import Embedder, VectorIndex
+from pipeline.ingest import session_end
+from pipeline.ingest.validation import encode_event, parse_event, parse_ts, utcnow
+from pipeline.recall.access import AccessRecorder
+from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
+from pipeline.recall.hybrid import recall as recall_use_case
+from pipeline.runtime.indexer import Indexer
 from scheduler.policy import on_demand
 
 log = get_logger(__name__)

@@ -1,5 +1,5 @@
 """The API's door: every request resolves its key to a Principal here, and routes ask `guard` whether
-that principal may act on the scope they touch (the rule itself is pipeline/authz.py, pure).
+that principal may act on the scope they touch (the rule itself is pipeline/core/authz.py, pure).
 
 A key arrives as `Authorization: Bearer <key>` or `X-API-Key: <key>`; the inspector's pages also take
 it from a cookie set by /ui/login (path /ui, HttpOnly, SameSite=Strict, so no other site can send it).
@@ -18,8 +18,8 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from pipeline.adapters.postgres.api_keys_sql import KeyRow, KeyStore
-from pipeline.authz import LOCAL_OPERATOR, Action, Principal, authorize, parse_key, secret_matches
-from pipeline.errors import Unauthenticated
+from pipeline.core.authz import LOCAL_OPERATOR, Action, Principal, authorize, parse_key, secret_matches
+from pipeline.core.errors import Unauthenticated
 
 COOKIE = "hindsight_key"
 # Declared for the OpenAPI page only (its Authorize button); the key itself is read by presented_key.

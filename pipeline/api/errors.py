@@ -7,7 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pipeline.errors import (
+from pipeline.core.errors import (
     Forbidden,
     HindsightError,
     InvalidTurn,
@@ -16,7 +16,7 @@ from pipeline.errors import (
     RetryableError,
     Unauthenticated,
 )
-from pipeline.logging import get_logger
+from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
 

@@ -11,9 +11,9 @@ from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref
 from pipeline.api.auth import Caller, guard
-from pipeline.authz import may_see_status, readable
-from pipeline.errors import InvalidTurn, NotFound
-from pipeline.validation import parse_ts
+from pipeline.core.authz import may_see_status, readable
+from pipeline.core.errors import InvalidTurn, NotFound
+from pipeline.ingest.validation import parse_ts
 
 router = APIRouter()
 STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")

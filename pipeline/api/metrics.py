@@ -28,8 +28,8 @@ from pipeline.adapters.postgres.metrics_sql import (
     ReviewMetrics,
     ReviewMetricsReader,
 )
-from pipeline.errors import HindsightError
-from pipeline.logging import get_logger
+from pipeline.core.errors import HindsightError
+from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
 RECALL_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

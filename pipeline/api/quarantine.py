@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from pipeline.adapters.postgres.quarantine_sql import MAX_LIST, QuarantineStore
 from pipeline.api.auth import Caller, guard
-from pipeline.errors import InvalidTurn
-from pipeline.validation import utcnow
+from pipeline.core.errors import InvalidTurn
+from pipeline.ingest.validation import utcnow
 
 router = APIRouter()
 

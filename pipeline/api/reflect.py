@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from pipeline import reflect as reflect_use_case
 from pipeline.adapters.llm import make_client
 from pipeline.api import working_memory
 from pipeline.api.auth import Caller, guard
-from pipeline.llm_tasks import JSONCompleter
-from pipeline.validation import parse_ts
+from pipeline.ingest.validation import parse_ts
+from pipeline.recall import reflect as reflect_use_case
+from pipeline.review.llm_tasks import JSONCompleter
 
 if TYPE_CHECKING:
     from pipeline.api.app import ApiDeps

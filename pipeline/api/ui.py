@@ -18,8 +18,8 @@ from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.api.app import ApiDeps, memory_ref, run_recall
 from pipeline.api.auth import COOKIE, Caller, KeyResolver, guard
-from pipeline.authz import may_see_status, readable
-from pipeline.errors import NotFound, Unauthenticated
+from pipeline.core.authz import may_see_status, readable
+from pipeline.core.errors import NotFound, Unauthenticated
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
 from pipeline.api.auth import Caller, guard
-from pipeline.validation import utcnow
-from pipeline.working_memory import parse_change
+from pipeline.ingest.validation import utcnow
+from pipeline.ingest.working_memory import parse_change
 
 if TYPE_CHECKING:
     from pipeline.api.app import ApiDeps

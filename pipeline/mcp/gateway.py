@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from pipeline.errors import HindsightError, InvalidTurn, NotFound, RetryableError
+from pipeline.core.errors import HindsightError, InvalidTurn, NotFound, RetryableError
 
 
 class ApiGateway:

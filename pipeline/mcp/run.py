@@ -8,7 +8,7 @@ from typing import Any, Literal
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from pipeline.config import Settings
+from pipeline.core.config import Settings
 from pipeline.mcp.gateway import ApiGateway
 from pipeline.mcp.server import build_server
 
@@ -20,7 +20,7 @@ def run_mcp(settings: Settings, *, transport: Literal["stdio", "http"], host: st
     server = build_server(gateway)
     try:
         if transport == "stdio":
-            server.run("stdio")  # stdout is the protocol: logs go to stderr (pipeline/logging.py)
+            server.run("stdio")  # stdout is the protocol: logs go to stderr (pipeline/core/logging.py)
         else:
             anyio.run(_serve_http, server, host, port)
     finally:

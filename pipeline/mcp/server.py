@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from pipeline import __version__
-from pipeline.errors import HindsightError
+from pipeline.core.errors import HindsightError
 from pipeline.mcp import results
 from pipeline.mcp.gateway import ApiGateway
 

@@ -10,8 +10,8 @@ import pytest
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder, make_embedder
 from pipeline.adapters.onnx_embedder import OnnxEmbedder
-from pipeline.config import Settings
-from pipeline.ports import Vector, WarmEmbedder
+from pipeline.core.config import Settings
+from pipeline.core.ports import Vector, WarmEmbedder
 
 TEXTS = [
     "I moved to Lisbon last month and I love the tram rides.",

@@ -15,9 +15,9 @@ from qdrant_client import QdrantClient
 from pipeline.adapters.fakes import InMemoryVectorIndex
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.adapters.qdrant_server import ServerVectorIndex
-from pipeline.errors import ConfigError, IndexUnavailable
-from pipeline.ports import IndexPoint, VectorIndex
-from pipeline.vector_ids import point_id
+from pipeline.core.errors import ConfigError, IndexUnavailable
+from pipeline.core.ports import IndexPoint, VectorIndex
+from pipeline.core.vector_ids import point_id
 
 DIM = 16
 COLLECTION = "contract"
@@ -313,8 +313,8 @@ def test_edge_points_survive_a_process_that_dies_without_close(tmp_path: Path) -
 import os
 from pathlib import Path
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
-from pipeline.ports import IndexPoint
-from pipeline.vector_ids import point_id
+from pipeline.core.ports import IndexPoint
+from pipeline.core.vector_ids import point_id
 index = EdgeVectorIndex(Path({str(tmp_path / "edge")!r}), {DIM})
 vector = [1.0] + [0.0] * {DIM - 1}
 index.upsert([IndexPoint(point_id("episode", 1), vector, {{"agent_id": "a1", "user_id": "u1", "text": "kept"}})])

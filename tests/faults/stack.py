@@ -1,7 +1,7 @@
 """The fault suite's own world: private PostgreSQL and Redis servers and real role processes.
 
 Everything here may be stopped, killed or deleted by a test: the servers are the embedded ones
-`hindsight up` uses (pipeline/embedded.py), started on free ports with their data under the test's
+`hindsight up` uses (pipeline/runtime/embedded.py), started on free ports with their data under the test's
 tmp dir, never the machine's shared PostgreSQL/Redis. The roles are real `hindsight worker`,
 `scheduler`, `indexer`, `beat` and `api` processes.
 """
@@ -27,10 +27,10 @@ from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.adapters.redis_stream import TurnStream
-from pipeline.config import STREAM_DEAD, STREAM_TURNS
-from pipeline.embedded import EmbeddedServer, start_postgres, start_redis
-from pipeline.models import SessionEnd, Turn
-from pipeline.validation import encode_event
+from pipeline.core.config import STREAM_DEAD, STREAM_TURNS
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import encode_event
+from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
 from tests.helpers import free_port, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def record(section: str, text: str, path: Path = REPO_ROOT / "BENCHMARKS.md") ->
     """Print a fault scenario's figures; write them to BENCHMARKS.md when run as the benchmark."""
     print(text)
     if os.environ.get(WRITE_ENV) == "1":
-        from pipeline.bench.report import write_section
+        from bench.report import write_section
 
         write_section(section, text, path)
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.api.app import create_app
-from pipeline.errors import InvalidTurn
-from pipeline.validation import parse_event, utcnow
+from pipeline.core.errors import InvalidTurn
+from pipeline.ingest.validation import parse_event, utcnow
 from tests.fuzz.api import fuzz_api_deps
 from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, json_values, nasty_text, turn_fields
 from tests.integration.harness import REDIS_URL

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from pipeline.errors import InvalidTurn
-from pipeline.ingest_file import ingest_file, read_jsonl
-from pipeline.validation import parse_event
+from pipeline.core.errors import InvalidTurn
+from pipeline.ingest.jsonl_file import ingest_file, read_jsonl
+from pipeline.ingest.validation import parse_event
 from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, NOW, json_values, turn_fields
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(FUZZ_TIMEOUT_S)]

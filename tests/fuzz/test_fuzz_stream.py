@@ -18,9 +18,9 @@ from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.errors import InvalidTurn
-from pipeline.models import SessionEnd, Turn
-from pipeline.validation import decode_stream_fields, parse_event, utcnow
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import decode_stream_fields, parse_event, utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tests.fuzz.strategies import FUZZ_TIMEOUT_S, STREAM_EXAMPLES, turn_fields
 from tests.integration.harness import DB_URL, REDIS_URL, TABLES

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.errors import InvalidTurn
-from pipeline.models import SessionEnd, Turn
-from pipeline.validation import (
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import (
     MAX_CONTENT_BYTES,
     MAX_YEAR,
     MIN_YEAR,

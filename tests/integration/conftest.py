@@ -17,7 +17,7 @@ from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
-from pipeline.config import Settings
+from pipeline.core.config import Settings
 from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, api_deps, make_settings
 
 

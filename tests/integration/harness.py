@@ -22,9 +22,9 @@ from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.api.app import ApiDeps
 from pipeline.client import MemoryClient
-from pipeline.config import Settings
-from pipeline.ports import Embedder
-from pipeline.validation import utcnow
+from pipeline.core.config import Settings
+from pipeline.core.ports import Embedder
+from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tasks.app import REVIEW_TASK
 from tasks.app import create_app as create_celery_app

@@ -31,9 +31,9 @@ from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
-from pipeline.errors import ConfigError, Forbidden, Unauthenticated
-from pipeline.validation import utcnow
-from pipeline.working_memory import slot_turn_id
+from pipeline.core.errors import ConfigError, Forbidden, Unauthenticated
+from pipeline.ingest.validation import utcnow
+from pipeline.ingest.working_memory import slot_turn_id
 from tests.helpers import wait_until
 from tests.integration.harness import (
     DB_URL,

@@ -11,8 +11,8 @@ from sqlalchemy import text
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import Base
-from pipeline.models import Scope
-from pipeline.ports import IndexPoint
+from pipeline.core.models import Scope
+from pipeline.core.ports import IndexPoint
 from scheduler.policy import Dispatch
 from tasks.app import DECAY_TASK, RECONCILE_TASK
 from tasks.app import create_app as create_celery_app

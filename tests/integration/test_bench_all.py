@@ -15,10 +15,10 @@ import psycopg
 from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 
+from bench import locomo
+from bench.locomo_data import LocomoTurn
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import episodes
-from pipeline.bench import locomo
-from pipeline.bench.locomo_data import LocomoTurn
 from tests.integration.harness import REDIS_URL, REPO_ROOT
 
 # The decay bench TRUNCATEs and refills its database, so it gets one of its own (a name with "bench" in it).

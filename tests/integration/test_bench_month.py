@@ -7,9 +7,9 @@ from pathlib import Path
 from rich.console import Console
 from sqlalchemy import text
 
+from bench.month import AGENT, run_month_bench, section_lines
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.bench.month import AGENT, run_month_bench, section_lines
 from tests.integration.harness import DB_URL, REDIS_URL, make_settings
 from tests.tiny_locomo import write_tiny_locomo
 
@@ -83,8 +83,8 @@ def test_a_tiny_month_reports_what_the_stores_hold(
 
 
 def test_the_section_names_the_targets() -> None:
-    from pipeline.bench.month import Day, MonthResult
-    from pipeline.bench.month_traffic import Traffic
+    from bench.month import Day, MonthResult
+    from bench.month_traffic import Traffic
 
     result = MonthResult(
         days=[Day(1, 100, 40, 5, 100, 10.0, 20.0, 9.0, 18.0, 0, 1.0)],

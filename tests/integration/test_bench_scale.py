@@ -1,5 +1,5 @@
 """The scaling and soak benches' machinery, small: real embedded PostgreSQL and Redis, real scheduler,
-worker and indexer processes (pipeline/bench/stack.py), as `hindsight bench scaling|soak` run them."""
+worker and indexer processes (bench/stack.py), as `hindsight bench scaling|soak` run them."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pipeline.bench import scaling, soak
-from pipeline.bench.review import E2E_TRIGGER
-from pipeline.config import Settings
+from bench import scaling, soak
+from bench.review import E2E_TRIGGER
+from pipeline.core.config import Settings
 from tests.tiny_locomo import write_tiny_locomo
 
 

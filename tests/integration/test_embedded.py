@@ -13,9 +13,9 @@ import psycopg
 import pytest
 import redis
 
-from pipeline.config import EMBEDDED_POSTGRES_PORT, EMBEDDED_REDIS_PORT
-from pipeline.embedded import EmbeddedServer, start_postgres, start_redis
-from pipeline.errors import ConfigError
+from pipeline.core.config import EMBEDDED_POSTGRES_PORT, EMBEDDED_REDIS_PORT
+from pipeline.core.errors import ConfigError
+from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
 
 pytestmark = pytest.mark.integration
 

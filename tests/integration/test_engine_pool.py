@@ -10,7 +10,7 @@ from sqlalchemy import Engine, event, text
 
 from pipeline.adapters.postgres import engine as engine_module
 from pipeline.adapters.postgres.engine import make_engine, translate_errors
-from pipeline.errors import StoreUnavailable
+from pipeline.core.errors import StoreUnavailable
 
 
 def _pings(engine: Engine) -> list[int]:

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from pipeline import conflicts
 from pipeline.adapters.postgres import fact_chains
 from pipeline.adapters.postgres.engine import make_engine, make_sessionmaker
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.models import FactCandidate
+from pipeline.core.models import FactCandidate
+from pipeline.review import conflicts
 from tests.integration.harness import DB_URL
 
 pytestmark = pytest.mark.integration

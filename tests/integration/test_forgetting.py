@@ -13,9 +13,9 @@ from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.decay_sql import run_decay
 from pipeline.adapters.postgres.recall_sql import RecallStore
-from pipeline.decay import DecayParams
-from pipeline.recall import DEFAULT_TUNING, recall
-from pipeline.vector_ids import point_id
+from pipeline.core.vector_ids import point_id
+from pipeline.forgetting.decay import DecayParams
+from pipeline.recall.hybrid import DEFAULT_TUNING, recall
 from tests.helpers import wait_until
 from tests.integration.harness import Stack
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.errors import InvalidValue
+from pipeline.core.errors import InvalidValue
 from tests.integration.harness import Stack
 
 pytestmark = pytest.mark.integration

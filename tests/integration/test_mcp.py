@@ -21,8 +21,8 @@ from mcp.types import CallToolResult
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.ingest.working_memory import slot_turn_id
 from pipeline.mcp.server import TOOLS
-from pipeline.working_memory import slot_turn_id
 from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack, WorkerProcess
 from tests.integration.live_api import live_stack

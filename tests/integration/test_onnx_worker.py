@@ -15,7 +15,7 @@ from pipeline.adapters.embedder import SentenceTransformerEmbedder, from_blob
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.client import MemoryClient
-from pipeline.validation import utcnow
+from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tasks.app import REVIEW_TASK
 from tasks.app import create_app as create_celery_app

@@ -16,9 +16,9 @@ import pytest
 import typer
 from sqlalchemy import text
 
-from pipeline import cli
+from pipeline.cli import main as cli
 from pipeline.client import MemoryClient
-from pipeline.vector_ids import point_id
+from pipeline.core.vector_ids import point_id
 from tests.helpers import wait_until
 from tests.integration.harness import Stack
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from pipeline.adapters.postgres.repository import BatchInfo, Repository
-from pipeline.models import Scope, Turn
+from pipeline.core.models import Scope, Turn
 from scheduler.policy import Dispatch
 
 pytestmark = pytest.mark.integration

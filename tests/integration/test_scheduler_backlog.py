@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.models import Turn
-from pipeline.validation import utcnow
+from pipeline.core.models import Turn
+from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tests.integration.harness import REDIS_URL
 

@@ -12,8 +12,8 @@ import pytest
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.models import SessionEnd, Turn
-from pipeline.validation import encode_event, utcnow
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import encode_event, utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tests.integration.harness import REDIS_URL
 

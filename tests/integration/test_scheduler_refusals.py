@@ -12,9 +12,9 @@ import redis
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
-from pipeline.errors import InvalidValue
-from pipeline.models import SessionEnd, Turn
-from pipeline.validation import encode_event, utcnow
+from pipeline.core.errors import InvalidValue
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import encode_event, utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tests.integration.harness import REDIS_URL
 

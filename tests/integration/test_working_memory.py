@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.client import MemoryClient
-from pipeline.working_memory import slot_turn_id
+from pipeline.ingest.working_memory import slot_turn_id
 from tests.helpers import wait_until
 from tests.integration.harness import Stack, make_settings
 

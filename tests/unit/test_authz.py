@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.adapters.postgres.api_keys_sql import KeyRow
 from pipeline.api.auth import KeyResolver
-from pipeline.authz import (
+from pipeline.core.authz import (
     LOCAL_OPERATOR,
     Principal,
     auth_required,
@@ -22,7 +22,7 @@ from pipeline.authz import (
     parse_key,
     secret_matches,
 )
-from pipeline.errors import ConfigError, Forbidden, InvalidValue, Unauthenticated
+from pipeline.core.errors import ConfigError, Forbidden, InvalidValue, Unauthenticated
 
 AGENT = Principal(agent_id="a", key_prefix="aaaaaaaa")
 WRITER = Principal(agent_id="a", can_write_shared=True, key_prefix="bbbbbbbb")

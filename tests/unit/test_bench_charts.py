@@ -1,4 +1,4 @@
-"""pipeline.bench.charts: each chart is a valid PNG of a fixed size, and what it draws is the figures given."""
+"""bench.charts: each chart is a valid PNG of a fixed size, and what it draws is the figures given."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.bench import charts
-from pipeline.bench.report import CHART_TAG, link_chart, write_section
+from bench import charts
+from bench.report import CHART_TAG, link_chart, write_section
 
 INGEST = {
     "write_p50_us": 134.0,

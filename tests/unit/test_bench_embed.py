@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.bench.embed import (
+from bench.embed import (
     REVIEW_CALL,
     EmbedResult,
     Labelled,
@@ -22,7 +22,7 @@ from pipeline.bench.embed import (
     report_lines,
     top_k_agreement,
 )
-from pipeline.errors import ConfigError
+from pipeline.core.errors import ConfigError
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pipeline.bench import faults
-from pipeline.errors import ConfigError
+from bench import faults
+from pipeline.core.errors import ConfigError
 from tests.faults.stack import WRITE_ENV, record
 
 

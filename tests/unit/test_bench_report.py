@@ -1,11 +1,11 @@
-"""pipeline.bench.report: each benchmark rewrites its own section of BENCHMARKS.md and nothing else."""
+"""bench.report: each benchmark rewrites its own section of BENCHMARKS.md and nothing else."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from pipeline.bench.report import HEADER, machine, write_section
+from bench.report import HEADER, machine, write_section
 
 
 def section(text: str, name: str) -> str:

@@ -1,4 +1,4 @@
-"""pipeline.bench.review: the pure parts of the review bench (texts, cache keys, safety, log parsing)."""
+"""bench.review: the pure parts of the review bench (texts, cache keys, safety, log parsing)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.bench.review import (
+from bench.review import (
     Corpus,
     Utterance,
     cache_key,
@@ -16,8 +16,8 @@ from pipeline.bench.review import (
     round_robin,
     worker_reviews,
 )
-from pipeline.config import Settings
-from pipeline.errors import ConfigError
+from pipeline.core.config import Settings
+from pipeline.core.errors import ConfigError
 
 
 def sample(sid: str = "conv-1") -> dict[str, Any]:

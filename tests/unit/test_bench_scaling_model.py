@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.bench.scaling import Micro, Run, group_usage, per_turn_costs, scaling_model
-from pipeline.bench.stack import Usage
+from bench.scaling import Micro, Run, group_usage, per_turn_costs, scaling_model
+from bench.stack import Usage
 
 
 def test_workers_scale_linearly_until_the_lowest_ceiling() -> None:

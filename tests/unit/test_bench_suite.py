@@ -10,12 +10,12 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from pipeline.bench import charts, suite
-from pipeline.bench.report import write_section
-from pipeline.bench.suite import Benchmark, Context, Figures, Headline
-from pipeline.cli import app
-from pipeline.config import Settings
-from pipeline.errors import ConfigError
+from bench import charts, suite
+from bench.report import write_section
+from bench.suite import Benchmark, Context, Figures, Headline
+from pipeline.cli.main import app
+from pipeline.core.config import Settings
+from pipeline.core.errors import ConfigError
 
 
 def _quiet() -> Console:
@@ -56,7 +56,7 @@ def test_each_bench_takes_its_quick_and_full_sizes(bench: Benchmark) -> None:
 
 
 def test_every_bench_command_is_in_the_suite() -> None:
-    from pipeline.cli import bench_app
+    from pipeline.cli.main import bench_app
 
     commands = {c.name for c in bench_app.registered_commands} - {"all"}
     assert commands == {b.name for b in suite.REGISTRY}
@@ -301,7 +301,7 @@ def test_the_commit_is_dirty_for_changed_code_but_not_for_the_suites_own_output(
 
 
 def test_locomo_figures_per_category_and_all_are_what_the_table_scores() -> None:
-    from pipeline.bench.locomo import Table, category_figures
+    from bench.locomo import Table, category_figures
 
     table = Table("hybrid")
     table.add("tuned", 1, [("a",), ("b",)], ["a"])  # multi-hop: found
@@ -333,7 +333,7 @@ def test_missing_locomo_data_is_one_clear_error_before_anything_runs(tmp_path: P
 
 
 def test_the_registry_names_the_databases_each_bench_module_uses() -> None:
-    from pipeline.bench import decay, locomo, recall_latency, review
+    from bench import decay, locomo, recall_latency, review
 
     by_name = {b.name: b for b in suite.REGISTRY}
     assert by_name["decay"].database == decay.BENCH_DATABASE_URL

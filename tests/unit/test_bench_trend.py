@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pipeline.bench import trend
+from bench import trend
 
 
 def test_slope_is_the_least_squares_fit() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from pipeline import lexical
+from pipeline.recall import lexical
 
 
 @pytest.mark.parametrize("limit", [1, 3, 10, 49, 50, 51, 400])

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from pipeline.cli.main import app
 from tests.helpers import free_port
 
 ROOT = typer.main.get_command(app)

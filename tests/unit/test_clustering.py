@@ -1,4 +1,4 @@
-"""pipeline.clustering: HDBSCAN over cosine geometry plus the cohesion trim. Pure.
+"""pipeline.review.clustering: HDBSCAN over cosine geometry plus the cohesion trim. Pure.
 
 Real all-MiniLM-L6-v2 embeddings for the small sets (the thresholds must hold for the model we ship),
 synthetic blobs on the unit sphere for the large ones (fast, with a known truth).
@@ -15,7 +15,8 @@ from sklearn.cluster import HDBSCAN
 from sklearn.metrics import adjusted_rand_score
 
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
-from pipeline.clustering import (
+from pipeline.core.config import Settings
+from pipeline.review.clustering import (
     Cluster,
     ClusterParams,
     central_order,
@@ -23,7 +24,6 @@ from pipeline.clustering import (
     cohesion,
     plan,
 )
-from pipeline.config import Settings
 
 PARAPHRASES = [
     "I don't like long answers",

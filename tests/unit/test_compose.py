@@ -95,7 +95,7 @@ def test_app_service_runs_one_hindsight_role(name: str) -> None:
 def test_every_compose_role_is_a_hindsight_command() -> None:
     import typer.main
 
-    from pipeline.cli import app
+    from pipeline.cli.main import app
 
     commands = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     assert commands >= COMPOSE_ROLES, f"not `hindsight` commands: {sorted(COMPOSE_ROLES - commands)}"
@@ -105,7 +105,7 @@ def test_every_compose_role_is_a_hindsight_command() -> None:
 def test_compose_role_command_parses(role: str) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from pipeline.cli.main import app
 
     result = CliRunner().invoke(app, [role, "--help"])
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""pipeline.conflicts: bi-temporal fact chains. Pure, so every rule is a table row and the whole is a property."""
+"""pipeline.review.conflicts: bi-temporal fact chains. Pure, so every rule is a table row and the whole is a property."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.conflicts import SOURCE_RANK, apply, check_chain, current_at, normalise, resolve, resolve_hint
-from pipeline.models import SOURCES, CorrectionHint, FactCandidate, FactVersion, NewVersion, Resolution
+from pipeline.core.models import SOURCES, CorrectionHint, FactCandidate, FactVersion, NewVersion, Resolution
+from pipeline.review.conflicts import (
+    SOURCE_RANK,
+    apply,
+    check_chain,
+    current_at,
+    normalise,
+    resolve,
+    resolve_hint,
+)
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 CST = timezone(timedelta(hours=8))  # same instants, other offset: ties must not depend on the offset

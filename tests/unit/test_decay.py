@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.decay import DecayParams, days_until_cold, decayed_weight
+from pipeline.forgetting.decay import DecayParams, days_until_cold, decayed_weight
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 RATE = DecayParams().rate_per_day

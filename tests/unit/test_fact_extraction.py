@@ -1,4 +1,4 @@
-"""pipeline.fact_extraction: rule-based facts about the user, in English and Chinese.
+"""pipeline.review.fact_extraction: rule-based facts about the user, in English and Chinese.
 
 Two tables (English, Chinese) of turn text -> the exact set of (attribute, value, correction) facts and
 (new, old) correction hints it yields; negatives map to nothing. Then the fields every candidate carries, the
@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.fact_extraction import (
+from pipeline.core.models import CorrectionHint, FactCandidate
+from pipeline.review.fact_extraction import (
     EXPLICIT_CONFIDENCE,
     METADATA_CONFIDENCE,
     RULE_CONFIDENCE,
     Extraction,
     extract,
 )
-from pipeline.llm_tasks import ALLOWED_ATTRIBUTES, OPEN_ATTRIBUTE_PREFIXES
-from pipeline.models import CorrectionHint, FactCandidate
+from pipeline.review.llm_tasks import ALLOWED_ATTRIBUTES, OPEN_ATTRIBUTE_PREFIXES
 
 TS = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 TURN = "turn-42"

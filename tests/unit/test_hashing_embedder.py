@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pipeline.adapters.fakes import HashingEmbedder
-from pipeline.ports import Embedder
+from pipeline.core.ports import Embedder
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery.signals import task_postrun
 
-from pipeline import heap
+from pipeline.runtime import heap
 
 
 def test_trim_runs_on_glibc() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.adapters.fakes import InMemoryVectorIndex
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.indexing import drain_all
-from pipeline.ports import IndexPoint
+from pipeline.core.ports import IndexPoint
+from pipeline.runtime.indexer import drain_all
 
 
 class _Outbox:

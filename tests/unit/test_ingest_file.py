@@ -1,4 +1,4 @@
-"""pipeline.ingest_file: a JSONL file of turns, bad lines reported by number, the rest pushed in chunks."""
+"""pipeline.ingest.jsonl_file: a JSONL file of turns, bad lines reported by number, the rest pushed in chunks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from pipeline.ingest_file import IngestResult, ingest_file, read_jsonl
+from pipeline.ingest.jsonl_file import IngestResult, ingest_file, read_jsonl
 
 
 def turn(turn_id: str | None = "t1", **overrides: Any) -> dict[str, Any]:

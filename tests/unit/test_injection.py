@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pipeline import injection
+from bench.poisoning import evaluate, load_samples, run_poisoning_bench
 from pipeline.adapters.llm import InMemoryBudget, LLMSettings, OpenAICompatibleClient
+from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.adapters.postgres.review_writes import BatchEpisode
-from pipeline.bench.poisoning import evaluate, load_samples, run_poisoning_bench
-from pipeline.llm_review import ClientReviewLLM
-from pipeline.review import _screen
+from pipeline.review import injection
+from pipeline.review.review_batch import _screen
 from tests.llm_stub import Reply, StubLLM
 
 T = injection.InjectionThresholds()

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import LexicalDoc
-from pipeline.errors import StoreUnavailable
+from pipeline.core.errors import StoreUnavailable
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -30,9 +30,9 @@ from pipeline.adapters.llm import (
     parse_retry_after,
     strip_fences,
 )
-from pipeline.errors import ConfigError, PermanentError, RetryableError
-from pipeline.llm_tasks import MAX_FACTS, JudgeVerdict, extract_facts, judge_quality
-from pipeline.models import FactCandidate, QualityScore
+from pipeline.core.errors import ConfigError, PermanentError, RetryableError
+from pipeline.core.models import FactCandidate, QualityScore
+from pipeline.review.llm_tasks import MAX_FACTS, JudgeVerdict, extract_facts, judge_quality
 from tests.helpers import free_port
 from tests.llm_stub import Reply, StubLLM
 

@@ -1,4 +1,4 @@
-"""pipeline.llm_breaker: a dead LLM endpoint is asked a few times, then skipped until the cooldown ends."""
+"""pipeline.adapters.llm_breaker: a dead LLM endpoint is asked a few times, then skipped until the cooldown ends."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from pipeline.adapters.llm import LLMBadAnswer, LLMUnavailable
-from pipeline.llm_breaker import BreakerCompleter, CircuitOpen
+from pipeline.adapters.llm_breaker import BreakerCompleter, CircuitOpen
 
 
 class Answer(BaseModel):

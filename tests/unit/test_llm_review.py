@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from pipeline.adapters.llm import InMemoryBudget, LLMSettings, OpenAICompatibleClient
-from pipeline.llm_review import ClientReviewLLM
+from pipeline.adapters.llm_review import ClientReviewLLM
 from tests.llm_stub import Reply, StubLLM
 
 

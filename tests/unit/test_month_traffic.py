@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.bench.locomo_data import LocomoTurn
-from pipeline.bench.month_traffic import KINDS, PREFERENCES, T0, generate
+from bench.locomo_data import LocomoTurn
+from bench.month_traffic import KINDS, PREFERENCES, T0, generate
 
 
 def locomo(conversations: int = 3, sessions: int = 4, per_session: int = 10) -> list[LocomoTurn]:

@@ -12,8 +12,8 @@ import pytest
 from pipeline.adapters import onnx_export
 from pipeline.adapters.embedder import make_embedder, resolve_model_path
 from pipeline.adapters.onnx_export import ensure_exported, exported_path, fingerprint
-from pipeline.config import Settings
-from pipeline.errors import ConfigError
+from pipeline.core.config import Settings
+from pipeline.core.errors import ConfigError
 
 
 @pytest.fixture
@@ -161,7 +161,7 @@ def test_export_configured_exports_the_configured_backends_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pipeline.adapters.onnx_export import export_configured
-    from pipeline.config import get_settings
+    from pipeline.core.config import get_settings
 
     monkeypatch.setenv("HINDSIGHT_EMBEDDING__CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("HINDSIGHT_EMBEDDING__BACKEND", "torch")

@@ -1,4 +1,4 @@
-"""scheduler.policy (when to review what) and pipeline.vector_ids (stable point ids). Both pure."""
+"""scheduler.policy (when to review what) and pipeline.core.vector_ids (stable point ids). Both pure."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.models import Scope
-from pipeline.vector_ids import point_id
+from pipeline.core.models import Scope
+from pipeline.core.vector_ids import point_id
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog, Trigger, decide, on_demand
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

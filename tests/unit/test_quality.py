@@ -1,4 +1,4 @@
-"""pipeline.quality: the rule score of a turn (DESIGN §2) and the keep/cold/judge decision. Pure, no I/O."""
+"""pipeline.review.quality: the rule score of a turn (DESIGN §2) and the keep/cold/judge decision. Pure, no I/O."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.models import QualityScore
-from pipeline.quality import (
+from pipeline.core.models import QualityScore
+from pipeline.review.quality import (
     SOURCE_TRUST,
     QualityWeights,
     band_decision,
@@ -430,7 +430,7 @@ def test_a_personal_spell_or_plan_is_kept_while_a_momentary_state_is_not(spell: 
 
 # -- the date check, split for speed, against the single pattern it replaced ------------------------
 
-_CALENDAR_WORDS = sorted(__import__("pipeline.quality", fromlist=["_CALENDAR"])._CALENDAR - {"may"})
+_CALENDAR_WORDS = sorted(__import__("pipeline.review.quality", fromlist=["_CALENDAR"])._CALENDAR - {"may"})
 _DATE_REFERENCE = __import__("re").compile(
     r"\b(?:"
     + "|".join(_CALENDAR_WORDS)
@@ -482,7 +482,7 @@ _DATE_REFERENCE = __import__("re").compile(
     )
 )
 def test_the_split_date_check_agrees_with_the_single_pattern(parts: list[str]) -> None:
-    from pipeline.quality import _has_date
+    from pipeline.review.quality import _has_date
 
     text = "".join(parts)
     assert _has_date(text) == bool(_DATE_REFERENCE.search(text)), text

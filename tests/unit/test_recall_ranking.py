@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import lexical, ranking, recall
-from pipeline.bench.locomo_data import normalise_evidence, recall_at_k
-from pipeline.models import Hit
+from bench.locomo_data import normalise_evidence, recall_at_k
+from pipeline.core.models import Hit
+from pipeline.recall import hybrid as recall
+from pipeline.recall import lexical, ranking
 
 
 def test_rrf_sums_reciprocal_ranks_over_lists() -> None:

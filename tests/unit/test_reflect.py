@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pipeline.adapters.llm import LLMUnavailable
-from pipeline.reflect import Evidence, ReviewAnswer, reflect, superseded
+from pipeline.recall.reflect import Evidence, ReviewAnswer, reflect, superseded
 
 M = TypeVar("M", bound=BaseModel)
 FACT = {"id": 7, "attribute": "city", "value": "Porto", "valid_to": None, "retracted_at": None}

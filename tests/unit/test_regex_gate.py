@@ -1,4 +1,4 @@
-"""pipeline.regex_gate: the literal pre-check may skip a regex only when the regex cannot match.
+"""pipeline.review.regex_gate: the literal pre-check may skip a regex only when the regex cannot match.
 
 Soundness is the whole contract: a gate that refuses a text the pattern matches would silently drop an
 injection verdict or a fact. It is checked on the real rule tables (injection features, fact rules,
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import fact_extraction, injection, quality
-from pipeline.regex_gate import Gate, GatedPattern, GateSet, lower_for_gates, required_literals
+from pipeline.review import fact_extraction, injection, quality
+from pipeline.review.regex_gate import Gate, GatedPattern, GateSet, lower_for_gates, required_literals
 
-INJECTIONS = Path(__file__).resolve().parents[2] / "pipeline" / "bench" / "data" / "injections.jsonl"
+INJECTIONS = Path(__file__).resolve().parents[2] / "bench" / "data" / "injections.jsonl"
 
 
 def _tables() -> list[re.Pattern[str]]:

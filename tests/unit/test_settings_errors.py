@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.config import get_settings
-from pipeline.errors import ConfigError
+from pipeline.core.config import get_settings
+from pipeline.core.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)

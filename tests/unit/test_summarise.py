@@ -1,4 +1,4 @@
-"""pipeline.summarise: the extractive statement of a semantic memory and the LLM summary prompt. Pure."""
+"""pipeline.review.summarise: the extractive statement of a semantic memory and the LLM summary prompt. Pure."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.summarise import (
+from pipeline.review.summarise import (
     LLM_MAX_TEXTS,
     MAX_TERMS,
     extractive_summary,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.temporal import time_window
+from pipeline.recall.temporal import time_window
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 

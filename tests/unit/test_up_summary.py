@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.config import AuthSettings, Settings
-from pipeline.up import _auth_line
+from pipeline.core.config import AuthSettings, Settings
+from pipeline.runtime.up import _auth_line
 
 
 def test_the_embedded_default_on_loopback_needs_no_key() -> None:

@@ -1,4 +1,4 @@
-"""pipeline.validation: one set of rules for every way a turn comes in.
+"""pipeline.ingest.validation: one set of rules for every way a turn comes in.
 
 A table of good and bad inputs (each rejection names its field), the defaults, and two hypothesis
 properties: a valid turn survives encode -> stream -> decode -> parse unchanged, and no input at all makes
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.errors import InvalidTurn
-from pipeline.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, ROLES, SOURCES, SPACES, SessionEnd, Turn
-from pipeline.validation import (
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, ROLES, SOURCES, SPACES, SessionEnd, Turn
+from pipeline.ingest.validation import (
     MAX_CONTENT_BYTES,
     MAX_ID_CHARS,
     MAX_METADATA_BYTES,

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipeline import fact_extraction
-from pipeline.errors import InvalidTurn
-from pipeline.models import Turn
-from pipeline.validation import encode_event, parse_event
-from pipeline.working_memory import Limits, WorkingMemory, parse_change, slot_turn_id, slot_turns
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import Turn
+from pipeline.ingest.validation import encode_event, parse_event
+from pipeline.ingest.working_memory import Limits, WorkingMemory, parse_change, slot_turn_id, slot_turns
+from pipeline.review import fact_extraction
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -10,8 +10,8 @@ from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pipeline.adapters.postgres.tables import api_keys
-from pipeline.authz import Principal, check_agent_id, new_key
-from pipeline.errors import NotFound
+from pipeline.core.authz import Principal, check_agent_id, new_key
+from pipeline.core.errors import NotFound
 
 
 @dataclass(frozen=True, slots=True)

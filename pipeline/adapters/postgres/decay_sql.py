@@ -10,8 +10,8 @@ from functools import partial
 from sqlalchemy import Engine, text
 
 from pipeline.adapters.postgres.engine import make_engine, translate_errors
-from pipeline.config import DecaySettings
-from pipeline.decay import SECONDS_PER_DAY, DecayParams
+from pipeline.core.config import DecaySettings
+from pipeline.forgetting.decay import SECONDS_PER_DAY, DecayParams
 
 # weight = base_weight · exp(−λ · idle days), idle since the last access (or since it was stored).
 # Only a memory that goes cold is queued for the indexer (its point must leave the index): the index holds

@@ -12,7 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pipeline.errors import InvalidValue, StoreUnavailable
+from pipeline.core.errors import InvalidValue, StoreUnavailable
 
 # A pooled connection idle for longer than this is pinged before it is handed out.
 PING_IDLE_S = 1.0

@@ -1,4 +1,4 @@
-"""Fact chains in PostgreSQL: read a chain under its lock, let `pipeline.conflicts` decide, apply the decision.
+"""Fact chains in PostgreSQL: read a chain under its lock, let `pipeline.review.conflicts` decide, apply the decision.
 
 Every chain (scope, entity, attribute) is serialised by a transaction-scoped advisory lock, and the
 partial unique index `uq_facts_open_version` backs the invariant "at most one current version"
@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import Connection, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from pipeline import conflicts
 from pipeline.adapters.postgres.tables import facts
-from pipeline.models import CorrectionHint, FactCandidate, FactVersion, Resolution
+from pipeline.core.models import CorrectionHint, FactCandidate, FactVersion, Resolution
+from pipeline.review import conflicts
 
 
 def chain_lock_key(agent_id: str, user_id: str, entity: str, attribute: str) -> int:

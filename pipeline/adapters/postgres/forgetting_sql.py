@@ -27,7 +27,7 @@ from pipeline.adapters.postgres.tables import (
     semantic_members,
     semantic_memories,
 )
-from pipeline.errors import NotFound
+from pipeline.core.errors import NotFound
 
 UPDATABLE = {"weight", "tags", "core", "status"}
 STATUSES = {"kept", "cold", "forgotten"}

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, select, update
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
 from pipeline.adapters.postgres.forgetting_sql import _audit
 from pipeline.adapters.postgres.tables import episodes
-from pipeline.errors import NotFound
+from pipeline.core.errors import NotFound
 
 QUARANTINED = "quarantined"
 REJECTED = "rejected"

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, text
 
 from pipeline.adapters.embedder import from_blob
 from pipeline.adapters.postgres.engine import translate_errors
-from pipeline.ports import Vector
+from pipeline.core.ports import Vector
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,11 +41,11 @@ from pipeline.adapters.postgres.tables import (
     semantic_memories,
     sessions,
 )
-from pipeline.consolidation import OpenMemory, Point
-from pipeline.dedup import Memory
-from pipeline.models import Scope, SessionEnd, Turn
-from pipeline.ports import IndexPoint, Vector
-from pipeline.vector_ids import point_id
+from pipeline.core.models import Scope, SessionEnd, Turn
+from pipeline.core.ports import IndexPoint, Vector
+from pipeline.core.vector_ids import point_id
+from pipeline.review.consolidation import OpenMemory, Point
+from pipeline.review.dedup import Memory
 from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog
 
 OUTBOX_CHANNEL = "hindsight_outbox"

@@ -18,7 +18,7 @@ from pipeline.adapters.postgres.semantic_writes import (
     write_memories,
 )
 from pipeline.adapters.postgres.tables import EPISODE, episodes
-from pipeline.models import CorrectionHint, FactCandidate
+from pipeline.core.models import CorrectionHint, FactCandidate
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from pipeline.adapters.embedder import from_blob, to_blob
 from pipeline.adapters.postgres.tables import SEMANTIC, episodes, semantic_members, semantic_memories
-from pipeline.consolidation import MemoryPlan, centroid
+from pipeline.review.consolidation import MemoryPlan, centroid
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,455 @@
+"""`hindsight bench locomo`: evidence recall@5/@10 of the real pipeline on LoCoMo, beside BM25 and dense-only.
+
+1. Ingest: every conversation is one scope (agent "locomo", user = its sample_id); every turn goes through
+   the Redis stream with its session's date-time as event time and turn id `conv-26:D1:3`, each session
+   followed by its session_end; a real scheduler thread, a real Celery worker process and the indexer run
+   until every turn is reviewed and indexed (`hindsight ingest --wait`). The bench database remembers a
+   fingerprint of what it ingested (data, ingest format, review settings): `--reuse` skips this step
+   when it matches, so that ranking can be iterated on without re-running the review.
+2. Ask every question that has evidence through the recall API (`GET /v1/recall`, k=10) and score
+   recall@5/@10 per category by walking the results' `source_turn_ids` (bench/locomo_data.py).
+   In the same run: plain BM25 over the raw turn texts (the floor) and dense-only recall over the same
+   index. Conversations 1-5 are where ranking was tuned; 6-10 are held out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from sqlalchemy import text
+
+from bench.locomo_data import AGENT, CATEGORIES, DEFAULT_DATA, LocomoTurn, Question, Score, parse
+from bench.report import write_section
+from bench.review import CACHE_DIR, TABLES, WorkerProcess, check_disposable
+from pipeline.core.config import Settings
+from pipeline.core.errors import ConfigError
+from pipeline.core.logging import configure_logging
+from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest.validation import encode_event, utcnow
+from pipeline.recall.hybrid import DEFAULT_TUNING
+
+BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
+BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
+# Bump when what the bench ingests changes (content format, roles, metadata): the fingerprint then
+# no longer matches and `--reuse` re-ingests. Also bump when review's rules change what they keep
+# (4: a statement that asks back is no longer a question to quality.py; 5: a personal statement of
+# an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow; 6: quality's
+# novelty knee 0.2 -> 0.1).
+INGEST_FORMAT = "6"
+TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
+K = 10
+POLL_S = 0.5
+__all__ = ["DEFAULT_DATA", "run_locomo_bench"]
+
+
+def fingerprint(data: bytes, settings: Settings, conversations: Sequence[str]) -> str:
+    parts = [
+        INGEST_FORMAT,
+        hashlib.sha256(data).hexdigest(),
+        settings.review.model_dump_json(),
+        settings.policy.model_dump_json(),
+        settings.embedding.model,
+        ",".join(conversations),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def to_turn(t: LocomoTurn) -> Turn:
+    # Both LoCoMo speakers are people talking to each other, so both are user turns (trust 1.0);
+    # who spoke is in the content and in metadata.speaker.
+    return Turn(
+        t.turn_id,
+        AGENT,
+        t.conversation,
+        t.session_id,
+        "user",
+        t.content,
+        t.ts,
+        "user",
+        {"speaker": t.speaker},
+    )
+
+
+# -- 1. ingest through the real pipeline -----------------------------------------------------------
+
+
+@dataclass
+class Ingested:
+    turns: int
+    reused: bool
+    seconds: float = 0.0
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def _stored_fingerprint(engine: Any) -> str | None:
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE IF NOT EXISTS bench_fingerprint (value text NOT NULL)"))
+        return conn.scalar(text("SELECT value FROM bench_fingerprint LIMIT 1"))
+
+
+def _holds_turns(engine: Any, turns: Sequence[LocomoTurn]) -> bool:
+    """Whether the ingested turns are still there: another bench sharing the database may have TRUNCATEd it
+    (`hindsight bench all --database-url`), which leaves the fingerprint table alone."""
+    with engine.connect() as conn:
+        found = conn.scalar(
+            text("SELECT count(*) FROM episodes WHERE agent_id = :a AND turn_id = ANY(:ids)"),
+            {"a": AGENT, "ids": [t.turn_id for t in turns]},
+        )
+    return bool(found)
+
+
+def _store_fingerprint(engine: Any, value: str | None) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM bench_fingerprint"))
+        if value is not None:
+            conn.execute(text("INSERT INTO bench_fingerprint (value) VALUES (:v)"), {"v": value})
+
+
+def ingest(
+    settings: Settings,
+    turns: Sequence[LocomoTurn],
+    *,
+    qdrant_path: Path,
+    console: Console,
+    timeout_s: float,
+) -> float:
+    """Push every turn (and session ends) through the stream; wait until all are reviewed and indexed."""
+    import shutil
+    import threading
+
+    from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
+    from pipeline.adapters.postgres.repository import Repository
+    from pipeline.adapters.qdrant_edge import EdgeVectorIndex
+    from pipeline.adapters.redis_stream import TurnStream, connect
+    from pipeline.runtime.indexer import Indexer
+    from scheduler.runner import RunnerConfig, SchedulerRunner
+    from tasks.app import REVIEW_TASK, create_app
+
+    engine = make_engine(settings.db_url, pool_size=4)
+    repo = Repository(engine)
+    redis = connect(settings.broker_url)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {TABLES}, memory_audit RESTART IDENTITY CASCADE"))
+    redis.flushdb()
+    shutil.rmtree(qdrant_path, ignore_errors=True)
+    index = EdgeVectorIndex(qdrant_path, settings.embedding.dimension)
+    worker = WorkerProcess(
+        {
+            "HINDSIGHT_DATABASE_URL": settings.db_url,
+            "HINDSIGHT_REDIS_URL": settings.broker_url,
+            "HINDSIGHT_LLM__BASE_URL": "",  # rules only: the figures must not depend on an LLM
+            "HINDSIGHT_LOG_JSON": "true",
+        },
+        CACHE_DIR / "locomo-worker.log",
+    )
+    celery_app = create_app(settings)
+    runner = SchedulerRunner(
+        repo=repo,
+        stream=TurnStream(redis, settings.stream_turns, settings.stream_dead),
+        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
+        config=RunnerConfig(
+            group=settings.scheduler_group,
+            read_count=settings.scheduler_read_count,
+            block_ms=100,
+            claim_idle_ms=settings.scheduler_claim_idle_ms,
+            tick_s=0.2,
+            batch_size=settings.policy.batch_size,
+            idle_s=5.0,  # every session is ended explicitly; idle only catches a straggler
+            max_batch=settings.policy.max_batch,
+        ),
+        clock=utcnow,
+        consumer="bench-locomo-scheduler",
+    )
+    indexer = Indexer(repo, index, dsn=libpq_dsn(settings.db_url), poll_s=0.5, batch=settings.indexer_batch)
+    thread = threading.Thread(target=runner.run, name="bench-locomo-scheduler", daemon=True)
+    stream = TurnStream(redis, settings.stream_turns, settings.stream_dead)
+    ids = [t.turn_id for t in turns]
+    try:
+        worker.start()
+        thread.start()
+        indexer.start()
+        t0 = time.perf_counter()
+        entries: list[dict[str, str]] = []
+        for i, t in enumerate(turns):
+            entries.append(encode_event(to_turn(t)))
+            last_of_session = i + 1 == len(turns) or turns[i + 1].session_id != t.session_id
+            if last_of_session:
+                end = SessionEnd(AGENT, t.conversation, t.session_id, t.ts)
+                entries.append(encode_event(end))
+        for start in range(0, len(entries), 500):
+            stream.add_many(entries[start : start + 500])
+        last = -1
+        while (progress := repo.turn_progress(ids))["indexed"] < len(ids):
+            worker.check_alive()
+            if time.perf_counter() - t0 > timeout_s:
+                raise RuntimeError(f"LoCoMo ingest timed out after {timeout_s:.0f}s: {progress}")
+            if progress["reviewed"] // 1000 != last:
+                last = progress["reviewed"] // 1000
+                console.print(f"  reviewed {progress['reviewed']:,} / {len(ids):,}", highlight=False)
+            time.sleep(POLL_S)
+        while repo.outbox_lag()[0]:  # semantic memories too
+            time.sleep(POLL_S)
+        return time.perf_counter() - t0
+    finally:
+        runner.stop_event.set()
+        thread.join(10)
+        indexer.stop()
+        worker.stop()
+        index.close()
+        redis.close()
+        engine.dispose()
+
+
+# -- 2. ask the questions ----------------------------------------------------------------------------
+
+Ranker = Callable[[Question], list[tuple[str, ...]]]
+
+
+@dataclass
+class Table:
+    """Scores of one ranker: per (half, category)."""
+
+    name: str
+    cells: dict[tuple[str, int], Score] = field(default_factory=dict)
+
+    def add(self, half: str, category: int, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
+        self.cells.setdefault((half, category), Score()).add(ranked, gold)
+
+    def total(self, half: str | None = None, category: int | None = None) -> Score:
+        out = Score()
+        for (h, c), s in self.cells.items():
+            if (half is None or h == half) and (category is None or c == category):
+                out.merge(s)
+        return out
+
+
+def halves(questions: Sequence[Question]) -> dict[str, str]:
+    order = list(dict.fromkeys(q.conversation for q in questions))
+    return {conv: ("tuned" if i < TUNING else "held-out") for i, conv in enumerate(order)}
+
+
+def score(name: str, questions: Sequence[Question], ranker: Ranker, half_of: dict[str, str]) -> Table:
+    table = Table(name)
+    for q in questions:
+        table.add(half_of[q.conversation], q.category, ranker(q), q.evidence)
+    return table
+
+
+def bm25_floor(turns: Sequence[LocomoTurn]) -> Ranker:
+    """Plain BM25 over the raw turn texts of the question's conversation (what the floor means)."""
+    from pipeline.recall import lexical
+
+    indexes: dict[str, lexical.BM25] = {}
+    for t in turns:
+        indexes.setdefault(t.conversation, lexical.BM25()).add_text(t.turn_id, t.text)
+
+    def rank(q: Question) -> list[tuple[str, ...]]:
+        return [(str(doc),) for doc, _ in indexes[q.conversation].search(q.text, K)]
+
+    return rank
+
+
+def table_lines(tables: Sequence[Table]) -> list[str]:
+    header = "| ranker | half | " + " | ".join(f"{CATEGORIES[c]} R@5 / R@10" for c in CATEGORIES)
+    lines = [header + " | **all R@5** | **all R@10** | n |", "|---|---|" + "---:|" * (len(CATEGORIES) + 3)]
+    for t in tables:
+        for half in ("tuned", "held-out", None):
+            cats = []
+            for c in CATEGORIES:
+                s = t.total(half, c)
+                cats.append(f"{s.at5:.3f} / {s.at10:.3f}")
+            s = t.total(half)
+            label = half or "**all**"
+            lines.append(
+                f"| {t.name} | {label} | "
+                + " | ".join(cats)
+                + f" | **{s.at5:.3f}** | **{s.at10:.3f}** | {s.n} |"
+            )
+    return lines
+
+
+def print_lines(console: Console, lines: Sequence[str]) -> None:
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+@dataclass
+class LocomoResult:
+    tables: list[Table]
+    ingested: Ingested
+    questions: int
+    conversations: int
+    ceiling: float = 1.0  # mean share of a question's evidence turns that review left recallable
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+def run_locomo_bench(
+    settings: Settings,
+    *,
+    data: Path,
+    database_url: str,
+    redis_url: str,
+    conversations: Sequence[str] | None,
+    reuse: bool,
+    variants: Sequence[str],
+    write: bool,
+    console: Console,
+    timeout_s: float = 3600.0,
+) -> LocomoResult:
+    from bench import locomo_eval
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.adapters.postgres.migrate import upgrade
+
+    configure_logging("WARNING", settings.log_json)
+    if not data.exists():
+        raise ConfigError(f"LoCoMo data not found at {data}: pass --data PATH to locomo10.json")
+    raw = data.read_bytes()
+    turns, questions = parse(json.loads(raw))
+    if conversations:
+        unknown = sorted(set(conversations) - {t.conversation for t in turns})
+        if unknown:
+            raise ConfigError(f"no such LoCoMo conversation(s): {', '.join(unknown)}")
+        turns = [t for t in turns if t.conversation in conversations]
+        questions = [q for q in questions if q.conversation in conversations]
+    half_of = halves(questions)
+    check_disposable(database_url, redis_url, settings)
+    upgrade(database_url)
+    bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
+    qdrant_path = CACHE_DIR / "locomo-qdrant"
+    convs = sorted({t.conversation for t in turns})
+    wanted = fingerprint(raw, bench, convs)
+    engine = make_engine(database_url, pool_size=2)
+    try:
+        stored = _stored_fingerprint(engine)
+        if reuse and stored == wanted and qdrant_path.exists() and _holds_turns(engine, turns):
+            ingested = Ingested(len(turns), reused=True)
+            console.print(f"reusing the ingested state (fingerprint {wanted[:12]})", highlight=False)
+        else:
+            console.rule("[bold]bench locomo: ingest through the pipeline")
+            _store_fingerprint(engine, None)
+            seconds = ingest(bench, turns, qdrant_path=qdrant_path, console=console, timeout_s=timeout_s)
+            _store_fingerprint(engine, wanted)
+            ingested = Ingested(len(turns), reused=False, seconds=seconds)
+        scope = {"a": AGENT}
+        with engine.connect() as conn:
+            ingested.counts = dict(
+                conn.execute(
+                    text("SELECT status, count(*) FROM episodes WHERE agent_id = :a GROUP BY status"), scope
+                ).all()
+            )
+            ingested.counts["semantic memories"] = conn.scalar(
+                text("SELECT count(*) FROM semantic_memories WHERE agent_id = :a AND valid_to IS NULL"), scope
+            )
+            ingested.counts["facts"] = conn.scalar(
+                text("SELECT count(*) FROM facts WHERE agent_id = :a"), scope
+            )
+            recallable = set(
+                conn.scalars(
+                    text(
+                        "SELECT unnest(array_prepend(turn_id, merged_turn_ids)) FROM episodes "
+                        "WHERE agent_id = :a AND status = 'kept'"
+                    ),
+                    scope,
+                )
+            )
+    finally:
+        engine.dispose()
+    console.rule("[bold]bench locomo: questions")
+    tables = [score("BM25 over raw turns (floor)", questions, bm25_floor(turns), half_of)]
+    tables += locomo_eval.evaluate(bench, qdrant_path, questions, half_of, variants, console)
+    ceiling = sum(len(recallable.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(
+        questions
+    )
+    result = LocomoResult(tables, ingested, len(questions), len(convs), ceiling)
+    lines = report_lines(result)
+    print_lines(console, lines)
+    final = tables[-1]
+    result.figures = {
+        "all_r5": final.total().at5,
+        "all_r10": final.total().at10,
+        "tuned_r10": final.total("tuned").at10,
+        "held_out_r10": final.total("held-out").at10,
+        **category_figures("floor", tables[0]),
+        **category_figures("pipeline", final),
+    }
+    if write and not conversations:
+        write_section("locomo", "\n".join(lines))
+    elif write:
+        console.print("[yellow]a subset of conversations: BENCHMARKS.md left as it was[/yellow]")
+    return result
+
+
+def category_figures(prefix: str, table: Table) -> dict[str, float]:
+    """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions, and
+    for `all` of them."""
+    out: dict[str, float] = {}
+    for c, name in [*CATEGORIES.items(), (None, "all")]:
+        s = table.total(category=c)
+        if s.n:
+            out[f"{prefix}_r5_{name}"], out[f"{prefix}_r10_{name}"] = s.at5, s.at10
+    return out
+
+
+def report_lines(r: LocomoResult) -> list[str]:
+    c = r.ingested.counts
+    how = (
+        "reused from an earlier run of the same fingerprint"
+        if r.ingested.reused
+        else f"ingested and reviewed in {r.ingested.seconds:.0f} s"
+    )
+    lines = [
+        "## Recall on LoCoMo: `hindsight bench locomo`",
+        "",
+        f"LoCoMo ([Maharana et al., ACL 2024](https://snap-research.github.io/locomo/), CC BY-NC 4.0, read from "
+        f"`../shared/bench/locomo/`, not vendored): {r.conversations} conversations, {r.ingested.turns:,} turns "
+        f"({how}; rules-only review: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(c.items()))
+        + f"), {r.questions:,} questions with evidence. Evidence recall@k: k counts distinct turns taken from "
+        "the ranked results' `source_turn_ids`. Tuned on conversations 1-5, held out 6-10.",
+        "",
+        *table_lines(r.tables),
+        "",
+        *verdict_lines(r),
+    ]
+    return lines
+
+
+def verdict_lines(r: LocomoResult) -> list[str]:
+    final = r.tables[-1]
+    all_, tuned, held = final.total(), final.total("tuned"), final.total("held-out")
+    gap = max(abs(tuned.at5 - held.at5), abs(tuned.at10 - held.at10))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+    def ok(met: bool) -> str:
+        return "met" if met else "**missed**"
+
+    return [
+        f"Targets (all conversations): R@10 ≥ 0.80: {all_.at10:.3f}, {ok(all_.at10 >= 0.80)}; "
+        f"R@5 ≥ 0.70: {all_.at5:.3f}, {ok(all_.at5 >= 0.70)}; held-out within 0.03 of tuned: "
+        f"{gap:.3f}, {ok(gap <= 0.03)}.",
+        "",
+        f"Ceiling: review (rules only) sent {r.ingested.counts.get('cold', 0):,} turns cold, and cold memories "
+        f"are not recalled by default (DESIGN §2): on average {r.ceiling:.3f} of a question's evidence turns "
+        "are recallable at all.",
+        "",
+        "Rows: the floor is BM25 over the raw turn texts; dense only is cosine x weight x trust from the "
+        f"pipeline's Qdrant index (x {DEFAULT_TUNING.speaker_boost:g} for the one speaker a question names); "
+        "`hybrid, X` is the default ranking with one "
+        "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
+        f"min-max fusion at {DEFAULT_TUNING.dense_weight:g} : 1; no-context: BM25 documents without the previous or next turn; "
+        "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
+        "stand in keep review's member weight 0.5; no-spread: a match does not lift the turns before and after "
+        "it; no-speaker: turns spoken by the one person a question names are not favoured; dense-in-context: "
+        "a turn's cosine is taken with its session neighbours' vectors mixed into its own, 1.0 previous, 0.5 "
+        "next; no-rescore: only the vector search's own hits have a cosine; no-session-prior: a candidate does "
+        "not gain a share of its session's best other match); the last row is the default, asked through "
+        f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
+    ]

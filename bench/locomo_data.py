@@ -1,0 +1,162 @@
+"""LoCoMo as the recall bench reads it: turns, questions, evidence ids and recall@k. Pure, but for `load`.
+
+LoCoMo (Maharana et al., ACL 2024, CC BY-NC 4.0) is read where it lies and never copied into the repo.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.core.errors import ConfigError
+
+# The workplace's shared LoCoMo copy, read in place (CC BY-NC 4.0: never copied into the repository).
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
+
+AGENT = "locomo"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_SESSION = re.compile(r"session_(\d+)")
+_EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class LocomoTurn:
+    conversation: str  # sample_id, e.g. "conv-26": one scope (user) per conversation
+    dia_id: str  # "D1:3"
+    session: int
+    speaker: str
+    text: str
+    caption: str | None  # BLIP caption of a shared photo
+    ts: datetime  # the session's date-time
+
+    @property
+    def turn_id(self) -> str:
+        return f"{self.conversation}:{self.dia_id}"
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.conversation}:session_{self.session}"
+
+    @property
+    def content(self) -> str:
+        """What the agent service stores: what was said and what the shared photo shows. Who said it goes
+        in metadata.speaker: in the content, the name made every turn of a speaker alike to MiniLM, and
+        review clustered whole conversations into a handful of 300-turn "memories" (measured)."""
+        photo = f" [shares a photo: {self.caption}]" if self.caption else ""
+        return f"{self.text}{photo}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    conversation: str
+    index: int  # position in the conversation's qa list
+    text: str
+    category: int
+    evidence: tuple[str, ...]  # normalised turn ids, "conv-26:D1:3"
+
+
+def parse_session_time(value: str) -> datetime:
+    """LoCoMo's "1:56 pm on 8 May, 2023" (UTC: the data set states no zone)."""
+    try:
+        return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        raise ConfigError(f"LoCoMo session date {value!r} is not like '1:56 pm on 8 May, 2023'") from None
+
+
+def normalise_evidence(raw: Iterable[str]) -> tuple[str, ...]:
+    """Dialogue ids from LoCoMo's evidence lists, which hold a few malformed entries: `D30:05`
+    (zero padding), `D:11:26` (an extra colon), several ids in one string joined by `;` or spaces,
+    and a bare `D` (dropped). Order kept, duplicates dropped."""
+    out: list[str] = []
+    for item in raw:
+        for m in _EVIDENCE.finditer(str(item)):
+            dia = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if dia not in out:
+                out.append(dia)
+    return tuple(out)
+
+
+def parse(data: Sequence[dict[str, Any]]) -> tuple[list[LocomoTurn], list[Question]]:
+    """Every turn and every question whose evidence names at least one turn of its conversation."""
+    turns: list[LocomoTurn] = []
+    questions: list[Question] = []
+    for sample in data:
+        conv, sid = sample["conversation"], str(sample["sample_id"])
+        sessions = sorted(
+            int(m.group(1)) for key in conv if (m := _SESSION.fullmatch(key)) and isinstance(conv[key], list)
+        )
+        known: set[str] = set()
+        for n in sessions:
+            ts = parse_session_time(str(conv[f"session_{n}_date_time"]))
+            for t in conv[f"session_{n}"]:
+                text = str(t.get("text", "")).strip()
+                dia = str(t["dia_id"]).strip()
+                if not text and not t.get("blip_caption"):
+                    continue
+                caption = str(t["blip_caption"]).strip() if t.get("blip_caption") else None
+                turns.append(LocomoTurn(sid, dia, n, str(t["speaker"]), text, caption, ts))
+                known.add(dia)
+        for i, qa in enumerate(sample.get("qa") or []):
+            evidence = tuple(f"{sid}:{d}" for d in normalise_evidence(qa.get("evidence") or []) if d in known)
+            if evidence:
+                questions.append(Question(sid, i, str(qa["question"]), int(qa["category"]), evidence))
+    return turns, questions
+
+
+def load(path: Path) -> tuple[list[LocomoTurn], list[Question]]:
+    """`parse` of the file at `path`, with an error that says what to pass when it is not there."""
+    if not path.exists():
+        raise ConfigError(f"LoCoMo data not found at {path}: pass --data PATH to locomo10.json")
+    turns, questions = parse(json.loads(path.read_bytes()))
+    if not turns:
+        raise ConfigError(f"{path} holds no LoCoMo conversation turns")
+    return turns, questions
+
+
+def recall_at_k(ranked_turns: Sequence[Sequence[str]], gold: Iterable[str], k: int) -> float:
+    """Fraction of `gold` turn ids among the first k distinct turns taken from the ranked results'
+    `source_turn_ids` in order: one large semantic memory cannot claim many gold turns with one slot."""
+    gold_set = set(gold)
+    if not gold_set:
+        raise ValueError("recall@k of a question without evidence")
+    taken: set[str] = set()
+    for turn_ids in ranked_turns:
+        for turn_id in turn_ids:
+            if len(taken) == k:
+                break
+            taken.add(turn_id)
+        if len(taken) == k:
+            break
+    return len(gold_set & taken) / len(gold_set)
+
+
+@dataclass
+class Score:
+    """Running recall@5 / @10 sums per category."""
+
+    n: int = 0
+    r5: float = 0.0
+    r10: float = 0.0
+
+    def add(self, ranked_turns: Sequence[Sequence[str]], gold: Sequence[str]) -> None:
+        self.n += 1
+        self.r5 += recall_at_k(ranked_turns, gold, 5)
+        self.r10 += recall_at_k(ranked_turns, gold, 10)
+
+    def merge(self, other: Score) -> None:
+        self.n += other.n
+        self.r5 += other.r5
+        self.r10 += other.r10
+
+    @property
+    def at5(self) -> float:
+        return self.r5 / self.n if self.n else 0.0
+
+    @property
+    def at10(self) -> float:
+        return self.r10 / self.n if self.n else 0.0

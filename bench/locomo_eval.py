@@ -1,0 +1,172 @@
+"""The question half of `hindsight bench locomo`: rankers over the ingested pipeline state.
+
+The default ranking is asked through the HTTP API (`GET /v1/recall`, in-process via FastAPI's test
+client: the same handler, deps and JSON as a served API). Dense-only and the `--variant`s call the
+recall use case directly with other `RecallTuning`s, so that they can be compared in one run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from bench.locomo import K, Ranker, Table, score
+from bench.locomo_data import AGENT, Question
+from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
+from pipeline.core.config import Settings
+from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
+
+# Ablations and alternatives, named for `--variant`; each is measured beside the default in one run.
+VARIANTS: dict[str, RecallTuning] = {
+    "lexical-only": replace(DEFAULT_TUNING, dense=False),
+    "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
+    "equal-weights": replace(DEFAULT_TUNING, dense_weight=1.0),
+    "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
+    "no-unfold": replace(DEFAULT_TUNING, unfold_big=False),
+    "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
+    "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
+    "candidates-100": replace(DEFAULT_TUNING, candidates=100),
+    "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
+    "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
+    "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
+    "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
+    "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
+}
+# Lexicon variants: (previous-turn weight, next-turn weight).
+CONTEXT_VARIANTS = {
+    "no-context": (0.0, 0.0),
+    "no-next": (CONTEXT_WEIGHT, 0.0),
+    "context-0.5": (0.5, NEXT_WEIGHT),
+    "context-1.0": (1.0, NEXT_WEIGHT),
+}
+
+
+@dataclass
+class Env:
+    deps: Any
+    settings: Settings
+
+
+def evaluate(
+    settings: Settings,
+    qdrant_path: Path,
+    questions: Sequence[Question],
+    half_of: dict[str, str],
+    variants: Sequence[str],
+    console: Console,
+) -> list[Table]:
+    from fastapi.testclient import TestClient
+
+    from pipeline.adapters.embedder import make_embedder
+    from pipeline.adapters.lexicon_cache import Lexicon
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
+    from pipeline.adapters.postgres.recall_sql import RecallStore
+    from pipeline.adapters.postgres.repository import Repository
+    from pipeline.adapters.qdrant_edge import EdgeVectorIndex
+    from pipeline.adapters.redis_stream import TurnStream, connect
+    from pipeline.api.app import ApiDeps, create_app
+    from pipeline.recall.hybrid import recall
+
+    unknown = sorted(set(variants) - set(VARIANTS) - set(CONTEXT_VARIANTS))
+    if unknown:
+        from pipeline.core.errors import ConfigError
+
+        choices = ", ".join([*VARIANTS, *CONTEXT_VARIANTS])
+        raise ConfigError(f"unknown variant(s) {', '.join(unknown)}; choose from {choices}")
+    engine = make_engine(settings.db_url, pool_size=4)
+    repo = Repository(engine)
+    store = RecallStore(engine)
+    index = EdgeVectorIndex(qdrant_path, settings.embedding.dimension)
+    # One torch thread: on a shared 2-core machine two threads spin against other processes (measured
+    # here: 766 ms per query embedding with the default, 48 ms with one).
+    # The configured backend (HINDSIGHT_EMBEDDING__BACKEND), as the API would embed queries.
+    one_thread = settings.embedding.model_copy(update={"torch_threads": 1})
+    embedder = make_embedder(settings.model_copy(update={"embedding": one_thread}))
+    embedder.warm_up()
+    redis = connect(settings.broker_url)
+    deps = ApiDeps(
+        settings=settings,
+        repo=repo,
+        stream=TurnStream(redis, settings.stream_turns, settings.stream_dead),
+        index=index,
+        embedder=embedder,
+        dispatch=lambda batch_id: None,  # nothing is reviewed from here
+        run_indexer=False,
+        claim_limit=settings.policy.max_batch,
+        forgetting=ForgettingStore(engine),
+        recall_store=store,
+    )
+    # Each question's vector once: every ranker below embeds the same query text.
+    cache: dict[str, Any] = {}
+    real_embed = embedder.embed
+
+    def embed(texts: Sequence[str]) -> Any:
+        if len(texts) == 1 and texts[0] in cache:
+            return cache[texts[0]]
+        out = real_embed(texts)
+        if len(texts) == 1:
+            cache[texts[0]] = out
+        return out
+
+    embedder.embed = embed  # type: ignore[method-assign]
+    texts = list(dict.fromkeys(q.text for q in questions))
+    for text, vector in zip(texts, real_embed(texts), strict=True):
+        cache[text] = vector[None, :]
+
+    def use_case(tuning: RecallTuning, lexicon: Lexicon | None) -> Ranker:
+        def rank(q: Question) -> list[tuple[str, ...]]:
+            hits = recall(
+                q.text,
+                agent_id=AGENT,
+                user_id=q.conversation,
+                k=K,
+                repo=repo,
+                store=store,
+                index=index,
+                embedder=deps.embedder,
+                lexicon=lexicon,
+                tuning=tuning,
+            )
+            return [h.source_turn_ids for h in hits]
+
+        return rank
+
+    tables: list[Table] = []
+    try:
+        with TestClient(create_app(deps)) as api:
+
+            def via_api(q: Question) -> list[tuple[str, ...]]:
+                r = api.get(
+                    "/v1/recall", params={"q": q.text, "agent_id": AGENT, "user_id": q.conversation, "k": K}
+                )
+                r.raise_for_status()
+                return [tuple(h["source_turn_ids"]) for h in r.json()["results"]]
+
+            dense = replace(DEFAULT_TUNING, lexical=False)
+            t0 = time.perf_counter()
+            tables.append(score("dense only (pipeline index)", questions, use_case(dense, None), half_of))
+            console.print(f"  dense only: {time.perf_counter() - t0:.0f} s", highlight=False)
+            for name in variants:
+                t0 = time.perf_counter()
+                if name in CONTEXT_VARIANTS:
+                    previous, following = CONTEXT_VARIANTS[name]
+                    lexicon = Lexicon(store, refresh_s=3600.0, context_weight=previous, next_weight=following)
+                    ranker = use_case(DEFAULT_TUNING, lexicon)
+                else:
+                    ranker = use_case(VARIANTS[name], deps.lexicon)
+                tables.append(score(f"hybrid, {name}", questions, ranker, half_of))
+                console.print(f"  {name}: {time.perf_counter() - t0:.0f} s", highlight=False)
+            t0 = time.perf_counter()
+            tables.append(score("**hybrid recall (API)**", questions, via_api, half_of))
+            console.print(f"  hybrid via the API: {time.perf_counter() - t0:.0f} s", highlight=False)
+    finally:
+        index.close()
+        redis.close()
+        engine.dispose()
+    return tables

@@ -1,0 +1,1 @@
+"""The `hindsight` command line, one module per command group (the entry point is `main.main`)."""

@@ -1,0 +1,280 @@
+"""The one Settings object. Read once per process (`get_settings`) and passed down."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pipeline.adapters.llm import LLMSettings
+from pipeline.core.errors import ConfigError
+
+STREAM_TURNS = "hindsight:turns"
+STREAM_DEAD = "hindsight:dead"
+SCHEDULER_GROUP = "scheduler"
+
+# Embedded servers listen on their own ports so they never collide with a system Redis/PostgreSQL.
+EMBEDDED_REDIS_PORT = 6390
+EMBEDDED_POSTGRES_PORT = 5440
+
+
+EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
+
+
+class EmbeddingSettings(BaseModel):
+    model: str = "all-MiniLM-L6-v2"
+    # onnx (default): ONNX Runtime on a graph exported once from the packaged weights; the same vectors as
+    # torch (top-10 agreement 1.0 on LoCoMo), 2.2x the sentences per CPU second on this project's AMD EPYC
+    # machines (0.95-1.3x on Intel Xeons), and a process reaches its first vector in ~0.7 s and ~240 MB
+    # instead of 4-8 s and ~600 MB, because torch is imported only for the one-time export.
+    # torch: sentence-transformers, the reference. onnx-int8: ~2x onnx, vectors move (see README).
+    backend: EmbeddingBackend = "onnx"
+    # Small on purpose: texts are sorted by length and each batch is padded to its longest. Measured with
+    # torch at one thread in calls of 30 texts, as a review embeds them (`bench embed`, AMD EPYC): 4 and 8
+    # gave the most sentences/s (within 4% of each other, either way round between runs), 1.7-1.8x one batch
+    # of all 30 and 1.3x no batching; one call of 100 went from slower than 100 single calls at 64 to 1.75x
+    # faster at 8 (`bench review`).
+    batch_size: int = Field(8, ge=1, le=4096)
+    torch_threads: int = Field(0, ge=0, description="intra-op threads (torch or onnx); 0 = library default")
+    dimension: int = 384
+    # Where exported ONNX models are cached; None = the user's cache (see Settings.embedding_cache_dir).
+    cache_dir: Path | None = None
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _known_backend(cls, value: object) -> object:
+        # ConfigError, not ValueError, so it escapes pydantic and the CLI prints one clear line.
+        if not isinstance(value, str) or value.strip().lower() not in EMBEDDING_BACKENDS:
+            raise ConfigError(
+                f"unknown embedding backend {value!r} (HINDSIGHT_EMBEDDING__BACKEND); "
+                f"choose one of {', '.join(EMBEDDING_BACKENDS)}"
+            )
+        return value.strip().lower()
+
+
+class PolicySettings(BaseModel):
+    batch_size: int = Field(30, ge=1, description="episodes not yet through a full review that trigger one")
+    idle_s: float = Field(
+        600.0, gt=0, description="seconds without a new turn before a session is light-reviewed"
+    )
+    max_batch: int = Field(500, ge=1, description="most episodes claimed into one batch")
+
+
+class ReviewSettings(BaseModel):
+    """Quality thresholds and weights (DESIGN §2): < cold_below -> cold, > keep_above -> kept, the band
+    between -> the LLM judge when configured (keep if its score > judge_keep_above), else the rule score
+    (keep if >= band_keep_at)."""
+
+    dedup_threshold: float = Field(0.95, gt=0, le=1)
+    cold_below: float = Field(0.3, ge=0, le=1)
+    keep_above: float = Field(0.7, ge=0, le=1)
+    band_keep_at: float = Field(0.5, ge=0, le=1)
+    judge_keep_above: float = Field(0.5, ge=0, le=1)
+    weight_density: float = Field(0.35, ge=0)
+    weight_timeliness: float = Field(0.15, ge=0)
+    weight_uniqueness: float = Field(0.2, ge=0)
+    weight_actionability: float = Field(0.3, ge=0)
+    min_cluster_size: int = Field(3, ge=2, description="HDBSCAN min_cluster_size for full reviews")
+    # Mean pairwise cosine a cluster must keep; weaker members are trimmed and a cluster left too small
+    # dissolves into noise. MiniLM, measured: unrelated turns ~0.04 (best unrelated trio 0.24),
+    # paraphrases of one preference ~0.32, real LoCoMo clusters p5 0.55.
+    min_cohesion: float = Field(0.25, ge=0, le=1, description="mean pairwise cosine a cluster needs")
+    match_cosine: float = Field(
+        0.85, gt=0, le=1, description="centroid cosine that makes a cluster a new version"
+    )
+    member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
+    cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
+    # Prompt-injection screening (pipeline/review/injection.py): figures in BENCHMARKS.md (`hindsight bench poisoning`).
+    quarantine_at: float = Field(0.6, ge=0, le=1, description="detector score that quarantines a turn")
+    injection_uncertain_from: float = Field(
+        0.4, ge=0, le=1, description="detector score from which the LLM gives a second opinion"
+    )
+    injection_llm_quarantine_at: float = Field(
+        0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
+    )
+
+
+class DecaySettings(BaseModel):
+    """weight = w0 · exp(−rate_per_day · idle days); below cold_below a memory moves to cold storage."""
+
+    rate_per_day: float = Field(0.05, ge=0)
+    cold_below: float = Field(0.1, ge=0, le=1)
+    every_s: float = Field(3600.0, gt=0, description="how often beat runs the decay pass")
+    # Ids per transaction. Smaller chunks hold fewer row locks and keep each transaction's dirty pages in
+    # shared_buffers; 50,000 was the fastest of 50k/100k/200k in `hindsight bench decay` (BENCHMARKS.md).
+    chunk: int = Field(50_000, ge=1000)
+    # Connections the pass runs its chunks over at once (disjoint id ranges: no lock waits). The pass is
+    # PostgreSQL's CPU, so more than the database server's cores buys nothing.
+    parallel: int = Field(2, ge=1, le=32, description="connections one decay pass uses at once")
+    # Cold items older than this are purged (hard-forgotten); None keeps cold storage forever.
+    cold_retention_days: float | None = Field(None, gt=0)
+
+
+class RecallSettings(BaseModel):
+    # The in-memory BM25 of a scope is topped up from PostgreSQL at most this often (it lags like the index).
+    lexicon_refresh_s: float = Field(1.0, gt=0, description="seconds between lexicon top-ups of one scope")
+    # The lexicon also holds each recallable turn's embedding (float16, 768 bytes a turn with MiniLM), so
+    # that recall gives every lexical candidate a cosine without reading vectors from PostgreSQL
+    # (RecallTuning.dense_rescore); off, recall reads them with one SELECT per query (slower).
+    lexicon_vectors: bool = Field(True, description="hold turn embeddings in the in-memory lexicon")
+    # The lexicons of all scopes together, estimated (~5 KB a turn with the embeddings); the least recently
+    # recalled scopes are dropped beyond it and rebuilt from PostgreSQL when next asked.
+    lexicon_max_mb: int = Field(1024, ge=16, description="memory the recall lexicons of one process may hold")
+    # A memory ranks with base_weight x decay ** this (RecallTuning.decay_exponent; None: its default, 0,
+    # where decay decides only what goes to cold storage; 1: DESIGN §2's relevance x weight).
+    decay_exponent: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="how much decay lowers a memory in recall's ranking (0 not at all, 1 fully)",
+    )
+
+
+class CelerySettings(BaseModel):
+    # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
+    visibility_timeout_s: int = Field(900, ge=1)
+    # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
+    restore_interval_s: int = Field(10, ge=1)
+
+
+class WorkingMemorySettings(BaseModel):
+    """Session working memory (task, confirmed slots, pending questions) kept in Redis."""
+
+    ttl_s: int = Field(
+        6 * 3600, ge=1, description="seconds after its last change that a session's working memory expires"
+    )
+    max_slots: int = Field(100, ge=1)
+    max_questions: int = Field(50, ge=1)
+    max_chars: int = Field(2000, ge=1, description="longest task, slot value or question")
+
+
+AuthMode = Literal["auto", "required", "off"]
+
+
+class AuthSettings(BaseModel):
+    """API keys (README, "Access control"). `auto` requires a key unless the API binds to a loopback
+    address (the embedded `hindsight up` default); `off` is refused on any other bind."""
+
+    mode: AuthMode = "auto"
+    # A key is looked up in PostgreSQL at most this often per API process: a revocation takes effect
+    # within this many seconds, and last_used_at is updated at that granularity.
+    key_cache_s: float = Field(30.0, ge=0, description="seconds a resolved key is cached")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HINDSIGHT_", env_nested_delimiter="__", extra="ignore")
+
+    # None = embedded (started by `hindsight up` under data_dir).
+    database_url: str | None = None
+    redis_url: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: SecretStr | None = None
+    qdrant_collection: str = "hindsight_memories"
+
+    data_dir: Path = Path(".hindsight")
+    embedded_redis_port: int = EMBEDDED_REDIS_PORT
+    embedded_postgres_port: int = EMBEDDED_POSTGRES_PORT
+    api_host: str = "127.0.0.1"
+    api_port: int = 8700
+    api_url: str = "http://127.0.0.1:8700"
+    # The key the CLI, the Python client and the MCP server send to the API (HINDSIGHT_API_KEY).
+    api_key: SecretStr | None = None
+    auth: AuthSettings = AuthSettings()
+    flower_port: int = 5555
+    # `hindsight up` also serves MCP over streamable HTTP on this port when set (off by default: desktop
+    # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
+    mcp_port: int | None = None
+    flower_user: str = "admin"
+    flower_password: SecretStr = SecretStr("hindsight")
+
+    log_level: str = "INFO"
+    log_json: bool | None = None  # None: JSON when stderr is not a terminal
+
+    stream_turns: str = STREAM_TURNS
+    stream_dead: str = STREAM_DEAD
+    scheduler_group: str = SCHEDULER_GROUP
+    scheduler_read_count: int = Field(500, ge=1)
+    scheduler_block_ms: int = Field(1000, ge=1)
+    # An entry delivered to a scheduler that has not acked it for this long is taken over by another.
+    scheduler_claim_idle_ms: int = Field(60_000, ge=100)
+    # How often the scheduler looks for idle sessions to review. A batch that fills or a session that ends is
+    # dispatched as soon as it is stored, without waiting for the tick.
+    scheduler_tick_s: float = Field(1.0, gt=0)
+    # Claimed batches no worker has started yet; beyond this the backlog waits in PostgreSQL, where claims
+    # take user turns first. Keep it above the number of review workers so none of them idles.
+    scheduler_max_waiting_batches: int = Field(16, ge=1)
+    # A batch not finished this long after dispatch is sent again by the reconcile job.
+    batch_stuck_s: float = Field(1200.0, gt=0)
+    reconcile_every_s: float = Field(60.0, gt=0)
+    indexer_poll_s: float = Field(2.0, gt=0)
+    indexer_batch: int = Field(256, ge=1)
+
+    max_request_bytes: int = 4 * 1024 * 1024
+
+    policy: PolicySettings = PolicySettings()
+    celery: CelerySettings = CelerySettings()
+    review: ReviewSettings = ReviewSettings()
+    decay: DecaySettings = DecaySettings()
+    recall: RecallSettings = RecallSettings()
+    llm: LLMSettings = LLMSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    working_memory: WorkingMemorySettings = WorkingMemorySettings()
+
+    @property
+    def embedding_cache_dir(self) -> Path:
+        """Where exported ONNX models live: the configured folder, else the user's cache
+        ($XDG_CACHE_HOME or ~/.cache, under hindsight/models), else <data_dir>/models when there is no
+        writable home. One cache serves every data_dir on the machine: exports are keyed by a hash of the
+        weights, the recipe and the onnxruntime version, so a new data_dir does not pay the export again."""
+        if self.embedding.cache_dir is not None:
+            return self.embedding.cache_dir
+        return user_cache_dir() or self.data_dir / "models"
+
+    @property
+    def embedded_qdrant_path(self) -> Path:
+        return self.data_dir / "qdrant"
+
+    @property
+    def db_url(self) -> str:
+        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        return (
+            self.database_url
+            or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
+        )
+
+    @property
+    def broker_url(self) -> str:
+        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        return self.redis_url or f"redis://127.0.0.1:{self.embedded_redis_port}/0"
+
+
+def user_cache_dir() -> Path | None:
+    """hindsight/models under the user's cache folder, or None if it cannot be created or written."""
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no passwd entry (some containers)
+        return None
+    folder = base / "hindsight" / "models"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK | os.X_OK) else None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        # Named as the user set them (HINDSIGHT_DECAY__PARALLEL), not as pydantic's path (decay.parallel).
+        problems = "; ".join(
+            f"HINDSIGHT_{'__'.join(str(p) for p in e['loc']).upper()}={e.get('input')!r}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"invalid setting: {problems}") from None

@@ -1,0 +1,1 @@
+"""Stage 4, forgetting by disuse: exponential weight decay. Pure."""

@@ -1,0 +1,112 @@
+"""Fusing ranked lists and weighting candidates: the pure half of recall.
+
+Reciprocal rank fusion (Cormack et al. 2009) needs no calibration between a cosine in [-1, 1] and an
+unbounded BM25 score, which is why it is the default; `normalised` (min-max per list, weighted sum)
+is kept as the measured alternative (`hindsight bench locomo --variant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pipeline.review.quality import SOURCE_TRUST, UNKNOWN_TRUST
+
+K = TypeVar("K", bound=Hashable)
+
+__all__ = ["SOURCE_TRUST", "UNKNOWN_TRUST", "Factors", "normalised", "order_turns", "rrf", "spread"]
+# A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
+SEMANTIC_BOOST = 1.2
+
+
+def rrf(
+    lists: Mapping[str, Sequence[tuple[K, float]]], *, k: float, weights: Mapping[str, float]
+) -> dict[K, float]:
+    """Σ weight / (k + rank) over the lists a key appears in (rank from 1)."""
+    fused: dict[K, float] = {}
+    for name, ranked in lists.items():
+        w = weights.get(name, 1.0)
+        for rank, (key, _) in enumerate(ranked, start=1):
+            fused[key] = fused.get(key, 0.0) + w / (k + rank)
+    return fused
+
+
+def normalised(
+    lists: Mapping[str, Sequence[tuple[K, float]]], *, weights: Mapping[str, float]
+) -> dict[K, float]:
+    """Σ weight × (score − min) / (max − min) per list; a list of one equal score counts 1 for each."""
+    fused: dict[K, float] = {}
+    for name, ranked in lists.items():
+        if not ranked:
+            continue
+        w = weights.get(name, 1.0)
+        scores = [s for _, s in ranked]
+        lo, hi = min(scores), max(scores)
+        for key, s in ranked:
+            part = (s - lo) / (hi - lo) if hi > lo else 1.0
+            fused[key] = fused.get(key, 0.0) + w * part
+    return fused
+
+
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """Everything that multiplies a candidate's fused relevance, named for `explain`."""
+
+    weight: float
+    trust: float
+    semantic: float = 1.0  # SEMANTIC_BOOST for semantic memories
+    window: float = 1.0  # inside the time window the query names
+    fact: float = 1.0  # states a current fact about an entity/attribute the query names
+    superseded: float = 1.0  # history mode: what a newer fact replaced ranks below what replaced it
+    speaker: float = 1.0  # spoken by the one person the query names
+
+    def product(self) -> float:
+        return (
+            self.weight
+            * self.trust
+            * self.semantic
+            * self.window
+            * self.fact
+            * self.superseded
+            * self.speaker
+        )
+
+
+def ranked_weight(weight: float, base_weight: float | None, decay_exponent: float) -> float:
+    """The weight a memory ranks with: base_weight x decay ** decay_exponent, where decay = weight /
+    base_weight (DESIGN §2: weight = base_weight x exp(-rate x idle days)). Exponent 1 is the weight."""
+    if base_weight is None or base_weight <= 0 or decay_exponent == 1.0:
+        return weight
+    return base_weight * min(weight / base_weight, 1.0) ** decay_exponent
+
+
+def spread(
+    scores: Mapping[K, float],
+    adjacent: Mapping[K, tuple[K | None, K | None]],
+    *,
+    after: float,
+    before: float,
+) -> dict[K, float]:
+    """Relevance shared with neighbouring turns: each key scores at least `after` x the score of the turn
+    before it and `before` x the score of the turn after it (`adjacent`: key -> (previous, next)).
+
+    In conversation the words of a question are often in one turn and the answer in the next ("What got
+    you into running?" / "To de-stress"), and a question is often only told by its answer; the reply
+    to a match is likely what was asked about. Only the given scores spread (one step, not a chain);
+    neighbours without a score of their own join the result."""
+    out = dict(scores)
+    for key, score in scores.items():
+        previous, following = adjacent.get(key, (None, None))
+        if following is not None and after > 0:
+            out[following] = max(out.get(following, 0.0), after * score)
+        if previous is not None and before > 0:
+            out[previous] = max(out.get(previous, 0.0), before * score)
+    return out
+
+
+def order_turns(turn_ids: Sequence[str], relevance: Mapping[str, float]) -> tuple[str, ...]:
+    """A semantic memory's provenance, most relevant member first (stable for members not scored)."""
+    unique = list(dict.fromkeys(turn_ids))
+    position = {t: i for i, t in enumerate(unique)}
+    return tuple(sorted(unique, key=lambda t: (-relevance.get(t, 0.0), position[t])))

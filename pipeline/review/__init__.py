@@ -1,0 +1,1 @@
+"""Stage 2, the review a worker runs on a batch: injection screen, quality, near-duplicates, facts and their conflicts, clustering, consolidation, statements. Pure steps plus the use case that strings them together through ports."""

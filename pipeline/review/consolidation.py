@@ -1,0 +1,133 @@
+"""Turning clusters of episodes into semantic memories. Pure: points and open memories in, a plan out.
+
+Re-clustering must not pile up duplicates: a cluster that shares members with an open semantic
+memory (or whose centroid is close to its centroid) becomes a new *version* of that memory; a
+cluster identical to one already stored changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from pipeline.core.ports import Vector
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A kept episode offered to clustering."""
+
+    episode_id: int
+    turn_ids: tuple[str, ...]  # its own turn id first, then those merged into it
+    content: str
+    ts: datetime
+    vector: Vector
+    importance: float  # its quality total
+
+
+@dataclass(frozen=True, slots=True)
+class OpenMemory:
+    id: int
+    members: frozenset[int]  # episode ids
+    centroid: Vector
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """A semantic memory to write: new (replaces None) or a new version of `replaces`."""
+
+    members: tuple[int, ...]  # episode ids, most central first
+    centroid: Vector
+    valid_from: datetime
+    importance: float
+    replaces: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationPlan:
+    memories: tuple[MemoryPlan, ...]
+    unchanged: tuple[int, ...]  # open memories a cluster confirmed as they are
+
+
+def centroid(vectors: Vector) -> Vector:
+    mean = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm if norm > 0 else mean).astype(np.float32)
+
+
+def plan(
+    points: Sequence[Point],
+    clusters: Sequence[Sequence[int]],
+    open_memories: Sequence[OpenMemory],
+    *,
+    match_cosine: float,
+) -> ConsolidationPlan:
+    """`clusters` hold indices into `points`, most central first. Each open memory matches one cluster at most."""
+    by_id = {p.episode_id: p for p in points}
+    taken: set[int] = set()
+    out: list[MemoryPlan] = []
+    unchanged: list[int] = []
+    for cluster in sorted(clusters, key=len, reverse=True):
+        ids = [points[i].episode_id for i in cluster]
+        vectors = np.stack([points[i].vector for i in cluster])
+        c = centroid(vectors)
+        match = _match(set(ids), c, [m for m in open_memories if m.id not in taken], match_cosine)
+        replaces = None
+        if match is not None:
+            taken.add(match.id)
+            # Members the clustering did not revisit this time stay members (still offered and kept).
+            sticky = [i for i in sorted(match.members - set(ids)) if i in by_id]
+            if not sticky and set(ids) == match.members:
+                unchanged.append(match.id)
+                continue
+            ids += sticky
+            vectors = np.stack([by_id[i].vector for i in ids])
+            c = centroid(vectors)
+            replaces = match.id
+        members = [by_id[i] for i in ids]
+        out.append(
+            MemoryPlan(
+                members=tuple(ids),
+                centroid=c,
+                valid_from=min(m.ts for m in members),
+                importance=float(np.mean([m.importance for m in members])),
+                replaces=replaces,
+            )
+        )
+    return ConsolidationPlan(memories=tuple(out), unchanged=tuple(unchanged))
+
+
+def _match(
+    ids: set[int], c: Vector, candidates: Sequence[OpenMemory], match_cosine: float
+) -> OpenMemory | None:
+    shared = max(candidates, key=lambda m: len(m.members & ids), default=None)
+    if shared is not None and shared.members & ids:
+        return shared
+    close = max(candidates, key=lambda m: float(m.centroid @ c), default=None)
+    if close is not None and float(close.centroid @ c) >= match_cosine:
+        return close
+    return None
+
+
+def fact_groups(points: Sequence[Point], facts: dict[str, set[str]], min_size: int) -> list[tuple[int, ...]]:
+    """Indices of points that state the same current fact, for every fact stated by >= `min_size` points.
+
+    A point belongs to one group at most (the largest), so groups never overlap.
+    """
+    by_turn = {t: i for i, p in enumerate(points) for t in p.turn_ids}
+    candidates = []
+    for turn_ids in facts.values():
+        members = tuple(sorted({by_turn[t] for t in turn_ids if t in by_turn}))
+        if len(members) >= min_size:
+            candidates.append(members)
+    taken: set[int] = set()
+    groups = []
+    for members in sorted(candidates, key=len, reverse=True):
+        free = tuple(i for i in members if i not in taken)
+        if len(free) >= min_size:
+            groups.append(free)
+            taken.update(free)
+    return groups

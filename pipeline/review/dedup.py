@@ -1,0 +1,89 @@
+"""Near-duplicate detection within a scope. Pure: vectors in, merge decisions out.
+
+A turn whose embedding has cosine >= threshold with a kept memory is the same memory said again:
+the newer text survives (it is the more current wording), the older one is folded into it and
+hands over its provenance and access count (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from pipeline.core.ports import Vector
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: int
+    ts: datetime
+    vector: Vector  # L2-normalised
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    loser: int
+    survivor: int
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class DedupPlan:
+    max_similarity: dict[int, float]  # batch id -> highest cosine with anything kept before it
+    merges: tuple[Merge, ...]
+
+
+def _newer(a: Memory, b: Memory) -> bool:
+    return (a.ts, a.id) > (b.ts, b.id)
+
+
+def plan(batch: Sequence[Memory], kept: Sequence[Memory], *, threshold: float) -> DedupPlan:
+    """Compare each batch memory (oldest first) against the kept ones and the batch members before it.
+
+    A batch member that is merged away does not stay a comparison target; a survivor does.
+    """
+    targets: list[Memory] = list(kept)
+    matrix = np.stack([m.vector for m in targets]) if targets else np.zeros((0, 0), dtype=np.float32)
+    alive: dict[int, int] = {m.id: i for i, m in enumerate(targets)}  # id -> row in matrix
+    max_sim: dict[int, float] = {}
+    merges: list[Merge] = []
+    for m in sorted(batch, key=lambda x: (x.ts, x.id)):
+        best_row, best = -1, 0.0
+        if alive:
+            rows = np.fromiter(alive.values(), dtype=np.int64)
+            sims = matrix[rows] @ m.vector
+            k = int(np.argmax(sims))
+            best_row, best = int(rows[k]), float(sims[k])
+        max_sim[m.id] = best
+        if best >= threshold:
+            other = targets[best_row]
+            survivor, loser = (m, other) if _newer(m, other) else (other, m)
+            merges.append(Merge(loser=loser.id, survivor=survivor.id, similarity=best))
+            if loser.id in alive:
+                row = alive.pop(loser.id)
+                if survivor.id == m.id:  # the newcomer takes the loser's place as a target
+                    targets[row] = m
+                    matrix[row] = m.vector
+                    alive[m.id] = row
+            continue
+        targets.append(m)
+        matrix = np.vstack([matrix, m.vector[None, :]]) if matrix.size else m.vector[None, :].copy()
+        alive[m.id] = len(targets) - 1
+    return DedupPlan(max_similarity=max_sim, merges=tuple(merges))
+
+
+def resolve_chains(merges: Sequence[Merge]) -> dict[int, int]:
+    """loser -> final survivor, following chains (a merged into b, b merged into c => a into c)."""
+    into = {m.loser: m.survivor for m in merges}
+    final: dict[int, int] = {}
+    for loser in into:
+        seen = {loser}
+        target = into[loser]
+        while target in into and target not in seen:
+            seen.add(target)
+            target = into[target]
+        final[loser] = target
+    return final

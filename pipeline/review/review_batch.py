@@ -1,0 +1,360 @@
+"""The review use case: what a Celery worker does with one batch.
+
+embed once -> screen for prompt injection -> score quality -> fold near-duplicates -> extract facts ->
+(the repository) reconcile fact chains and write everything in one transaction. A turn that reads as an
+instruction to the agent is quarantined before anything else looks at it: it is never a dedup survivor,
+a fact or a cluster member, and it is not indexed, until a person releases it. Only episodes no review
+has seen yet are scored; a full review also sees light-reviewed ones (for clustering) without judging
+them twice.
+Idempotent on batch_id: a second delivery of a finished batch does nothing, and a delivery racing
+another loses cleanly in `complete_review`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from pipeline.adapters.embedder import from_blob, to_blob
+from pipeline.adapters.postgres.repository import Repository, ReviewInputs
+from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
+from pipeline.adapters.postgres.semantic_writes import MemoryWrite
+from pipeline.core.models import CorrectionHint, FactCandidate
+from pipeline.core.ports import Embedder, ReviewLLM, Vector
+from pipeline.review import clustering, consolidation, dedup, fact_extraction, injection, quality, summarise
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    dedup_threshold: float = 0.95
+    cold_below: float = 0.3
+    keep_above: float = 0.7
+    band_keep_at: float = 0.5
+    judge_keep_above: float = 0.5
+    weights: quality.QualityWeights = field(default_factory=quality.QualityWeights)
+    scope_memory_limit: int = 20_000  # most recent kept memories a batch is compared against
+    cluster: clustering.ClusterParams = field(default_factory=clustering.ClusterParams)
+    cluster_limit: int = 10_000  # most recent kept episodes of a scope a full review clusters
+    match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
+    member_weight: float = 0.5  # weight of an episode folded into a semantic memory
+    screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewReport:
+    batch_id: int
+    kind: str
+    trigger: str
+    applied: bool  # False when another delivery of the same batch finished first
+    counts: dict[str, int] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def review_batch(
+    batch_id: int,
+    *,
+    repo: Repository,
+    embedder: Embedder,
+    clock: Callable[[], datetime],
+    config: ReviewConfig | None = None,
+    llm: ReviewLLM | None = None,
+    worker: str = "",
+) -> ReviewReport | None:
+    """Review one batch. Returns None when the batch is already done or unknown."""
+    config = config or ReviewConfig()
+    started_at = clock()
+    batch = repo.start_batch(batch_id, started_at)
+    if batch is None:
+        return None
+    timings: dict[str, float] = {}
+    t_load = time.perf_counter()
+    inputs = repo.review_inputs(
+        batch,
+        memory_limit=config.scope_memory_limit,
+        # The batch's own points count towards the cluster limit (see _consolidate): read the most it may take.
+        cluster_limit=config.cluster_limit,
+    )
+    episodes = inputs.episodes
+    timings["load"] = _ms(t_load)  # what dedup and clustering compare against, read once up front
+
+    t0 = time.perf_counter()
+    to_embed = [ep for ep in episodes if ep.embedding is None]
+    fresh = embedder.embed([ep.content for ep in to_embed])
+    vectors: dict[int, Vector] = {ep.id: vec for ep, vec in zip(to_embed, fresh, strict=True)}
+    vectors.update({ep.id: from_blob(ep.embedding) for ep in episodes if ep.embedding is not None})
+    timings["embed"] = _ms(t0)
+
+    stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
+    pending = [ep for ep in episodes if ep.status == "pending"]
+    t_screen = time.perf_counter()
+    quarantined = _screen(pending, config.screening, llm, stats)
+    new = [ep for ep in pending if ep.id not in quarantined]
+    timings["screen"] = _ms(t_screen)
+    t1 = time.perf_counter()
+    plan = dedup.plan(
+        [dedup.Memory(ep.id, ep.ts, vectors[ep.id]) for ep in new],
+        inputs.memories,
+        threshold=config.dedup_threshold,
+    )
+    merged_into = dedup.resolve_chains(plan.merges)
+    timings["dedup"] = _ms(t1)
+
+    t2 = time.perf_counter()
+    decisions: list[EpisodeDecision] = list(quarantined.values())
+    candidates: list[FactCandidate] = []
+    hints: list[CorrectionHint] = []
+    survivors = set(merged_into.values())
+    for ep in new:
+        ruled = fact_extraction.extract(
+            ep.content, role=ep.role, source=ep.source, ts=ep.ts, turn_id=ep.turn_id, metadata=ep.metadata
+        )
+        states_fact = bool(ruled.facts or ruled.corrections)
+        if ep.id in survivors:
+            # The newer wording of a memory: its similarity to what it replaces is no reason to drop it,
+            # so it is judged on its own content.
+            decision = _assess(ep, 0.0, None, config, llm, stats, states_fact=states_fact)
+        else:
+            decision = _assess(
+                ep,
+                plan.max_similarity.get(ep.id, 0.0),
+                merged_into.get(ep.id),
+                config,
+                llm,
+                stats,
+                states_fact=states_fact,
+            )
+        decisions.append(decision)
+        if decision.status != "cold":  # noise states no facts; a merged restatement still adds provenance
+            extracted = _with_llm_facts(ep, ruled, llm, stats)
+            candidates.extend(extracted.facts)
+            hints.extend(extracted.corrections)
+    timings["score"] = _ms(t2)
+
+    new_ids = {ep.id for ep in pending}
+    kept_ids = {d.id for d in decisions if d.status == "kept"}
+    counts = {
+        "episodes": len(episodes),
+        "new": len(pending),
+        "quarantined": len(quarantined),
+        "embedded": len(to_embed),
+        "kept": sum(d.status == "kept" for d in decisions),
+        "cold": sum(d.status == "cold" for d in decisions),
+        "merged": sum(d.status == "merged" for d in decisions),
+        "merged_existing": sum(
+            1 for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
+        ),
+        **stats,
+    }
+    memories: list[MemoryWrite] = []
+    if batch.kind == "full":
+        memories, cluster_counts = _consolidate(
+            inputs, decisions, candidates, vectors, config, llm, stats, timings
+        )
+        counts |= cluster_counts
+    t3 = time.perf_counter()
+    write = ReviewWrite(
+        embeddings={i: to_blob(v) for i, v in vectors.items() if i in {ep.id for ep in to_embed}},
+        decisions=decisions,
+        # A kept memory is folded into a newer wording only if that wording was itself kept.
+        outside_merges={
+            loser: s for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
+        },
+        facts=sorted(candidates, key=lambda c: (c.valid_from, c.turn_ids)),
+        hints=hints,
+        memories=memories,
+        member_weight=config.member_weight,
+        min_members=config.cluster.min_cluster_size,
+        summarise=summarise.extractive_summary,
+    )
+    applied, fact_counts = repo.complete_review(
+        batch, write, now=clock(), started_at=started_at, counts=counts, timings_ms=timings, worker=worker
+    )
+    timings["write"] = _ms(t3)
+    return ReviewReport(
+        batch_id=batch.id,
+        kind=batch.kind,
+        trigger=batch.trigger,
+        applied=applied,
+        counts={**counts, **fact_counts},
+        timings_ms=timings,
+    )
+
+
+def _screen(
+    pending: list[BatchEpisode],
+    thresholds: injection.InjectionThresholds,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+) -> dict[int, EpisodeDecision]:
+    """Quarantine decisions for the turns that read as instructions to the agent (episode id -> decision).
+
+    A turn a person released is not screened again. The uncertain band gets the LLM's second opinion when
+    one is configured; without one (or when it fails) only a score at or above `quarantine_at` quarantines.
+    `metadata.core` does not exempt a turn: marking an injection "core" is an obvious way to plant it.
+    """
+    out: dict[int, EpisodeDecision] = {}
+    for ep in pending:
+        if ep.released:
+            continue
+        verdict = injection.assess(ep.content, role=ep.role, source=ep.source)
+        decision = injection.decide(verdict, thresholds)
+        record: dict[str, object] = {"detector": "rules", **verdict.to_json()}
+        if decision == "uncertain" and llm is not None:
+            opinion = llm.injection(ep.content, ep.role, verdict, stats)
+            if opinion is not None:
+                record |= {"detector": "rules+llm", "llm_score": round(opinion, 4)}
+                decision = "quarantine" if opinion >= thresholds.llm_quarantine_at else "clean"
+        if decision == "quarantine":
+            record["reason"] = "instruction to the agent: " + ", ".join(verdict.features[:4])
+            out[ep.id] = EpisodeDecision(ep.id, "quarantined", None, None, ep.core, quarantine=record)
+    return out
+
+
+def _assess(
+    ep: BatchEpisode,
+    max_similarity: float,
+    merged_into: int | None,
+    config: ReviewConfig,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+    *,
+    states_fact: bool = False,
+) -> EpisodeDecision:
+    """Keep, cold or merged. A turn the rules found a fact in is kept whatever its score: a terse
+    "just get to the point" is a standing instruction even if it reads like filler."""
+    score = quality.score_turn(
+        ep.content, role=ep.role, source=ep.source, max_similarity=max_similarity, weights=config.weights
+    )
+    if merged_into is not None:
+        return EpisodeDecision(ep.id, "merged", score.to_json() | {"why": "duplicate"}, merged_into, ep.core)
+    decision, why = quality.decide_keep(
+        score,
+        core=ep.core,
+        cold_below=config.cold_below,
+        keep_above=config.keep_above,
+        band_keep_at=config.band_keep_at,
+    )
+    if decision != "keep" and states_fact:
+        decision, why = "keep", "states_fact"
+    if decision == "judge":
+        verdict = llm.judge(ep.content, ep.role, score, stats) if llm is not None else None
+        if verdict is None:  # no LLM, or it failed: the rule score decides (the adapter counted the fallback)
+            decision, why = quality.band_decision(score.total, config.band_keep_at), "rule_band"
+        else:
+            stats["judged"] += 1
+            decision, why = (
+                ("keep" if verdict > config.judge_keep_above else "cold"),
+                f"llm_judge:{verdict:.2f}",
+            )
+    status = "kept" if decision == "keep" else "cold"
+    return EpisodeDecision(ep.id, status, score.to_json() | {"why": why}, None, ep.core)
+
+
+def _with_llm_facts(
+    ep: BatchEpisode, ruled: fact_extraction.Extraction, llm: ReviewLLM | None, stats: dict[str, int]
+) -> fact_extraction.Extraction:
+    if llm is None or ep.role != "user":
+        return ruled
+    from_llm = llm.facts(ep, stats)
+    if from_llm is None:
+        return ruled
+    # Rules and metadata are authoritative for the attributes they found; the LLM fills in the rest.
+    known = {(f.entity, f.attribute) for f in ruled.facts}
+    extra = tuple(f for f in from_llm if (f.entity, f.attribute) not in known)
+    return fact_extraction.Extraction(facts=ruled.facts + extra, corrections=ruled.corrections)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)
+
+
+def _consolidate(
+    inputs: ReviewInputs,
+    decisions: list[EpisodeDecision],
+    candidates: list[FactCandidate],
+    vectors: dict[int, Vector],
+    config: ReviewConfig,
+    llm: ReviewLLM | None,
+    stats: dict[str, int],
+    timings: dict[str, float],
+) -> tuple[list[MemoryWrite], dict[str, int]]:
+    """Cluster the scope's kept episodes (this batch's and earlier unconsolidated ones) into semantic memories.
+
+    Embeddings come from PostgreSQL (or this review): nothing is embedded again.
+    """
+    t0 = time.perf_counter()
+    episodes = inputs.episodes
+    final = {d.id: d.status for d in decisions}
+    batch_points = [
+        consolidation.Point(
+            ep.id, (ep.turn_id,), ep.content, ep.ts, vectors[ep.id], _importance(decisions, ep.id)
+        )
+        for ep in episodes
+        if final.get(ep.id, ep.status) == "kept"
+    ]
+    # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
+    points = batch_points + inputs.points[: max(config.cluster_limit - len(batch_points), 0)]
+    counts = {"clustered": len(points), "clusters": 0, "noise": len(points)}
+    if len(points) < config.cluster.min_cluster_size:
+        timings["cluster"] = _ms(t0)
+        return [], counts
+    matrix = np.stack([p.vector for p in points])
+    # Turns that state the same current fact are one memory whatever their wording: embeddings of
+    # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
+    groups = consolidation.fact_groups(
+        points, _fact_keys(inputs.fact_groups, candidates), config.cluster.min_cluster_size
+    )
+    grouped = {i for g in groups for i in g}
+    rest = [i for i in range(len(points)) if i not in grouped]
+    found, noise = clustering.cluster(matrix[rest], config.cluster) if len(rest) >= 2 else ([], rest)
+    clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
+    noise = [rest[i] for i in noise] if found or len(rest) >= 2 else rest
+    ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
+    plan = consolidation.plan(points, ordered, inputs.open_memories, match_cosine=config.match_cosine)
+    timings["cluster"] = _ms(t0)
+    counts |= {
+        "clusters": len(clusters),
+        "fact_clusters": len(groups),
+        "noise": len(noise),
+        "memories_unchanged": len(plan.unchanged),
+    }
+
+    t1 = time.perf_counter()
+    by_id = {p.episode_id: p for p in points}
+    writes = []
+    for memory in plan.memories:
+        texts = [by_id[i].content for i in memory.members]
+        text = llm.summarise(texts, stats) if llm is not None else None
+        if text is None:
+            writes.append(
+                MemoryWrite(
+                    memory, summarise.extractive_summary(texts, list(range(len(texts)))), "extractive"
+                )
+            )
+        else:
+            writes.append(MemoryWrite(memory, text, "llm"))
+    timings["summarise"] = _ms(t1)
+    return writes, counts
+
+
+def _fact_keys(
+    stored: Sequence[tuple[str, tuple[str, ...]]], candidates: list[FactCandidate]
+) -> dict[str, set[str]]:
+    """Chain key -> turn ids stating its current value: stored facts plus this review's statements."""
+    keys: dict[str, set[str]] = {}
+    for key, turn_ids in stored:
+        keys.setdefault(key, set()).update(turn_ids)
+    for c in candidates:
+        keys.setdefault(f"{c.entity}/{c.attribute}={c.value.lower()}", set()).update(c.turn_ids)
+    return keys
+
+
+def _importance(decisions: list[EpisodeDecision], episode_id: int) -> float:
+    for d in decisions:
+        if d.id == episode_id and d.quality is not None:
+            return float(d.quality.get("total", 0.5))
+    return 0.5

@@ -1,0 +1,101 @@
+"""The indexer: drains index_outbox into the vector index (the relay half of the outbox pattern).
+
+A dedicated loop rather than a Celery queue: the outbox table already is a durable queue, and the
+embedded Qdrant engine can be opened by one process only, so in embedded mode the loop runs in the
+API process beside recall. It wakes on PostgreSQL NOTIFY (sent on commit by a review) and polls as
+a fallback, so a lost notification delays indexing by at most `poll_s`.
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+from collections.abc import Sequence
+
+import psycopg
+
+from pipeline.adapters.postgres.repository import OUTBOX_CHANNEL, Repository
+from pipeline.core.errors import HindsightError
+from pipeline.core.logging import get_logger
+from pipeline.core.ports import IndexPoint, VectorIndex
+
+log = get_logger(__name__)
+# Longest wait between reconnects while PostgreSQL is down: a longer one only delays recovery.
+MAX_BACKOFF_S = 10.0
+
+
+def drain_once(repo: Repository, index: VectorIndex, *, limit: int) -> int:
+    """Apply up to `limit` outbox rows to the index. Returns how many rows were applied."""
+
+    def apply(upserts: Sequence[IndexPoint], deletes: Sequence[str]) -> None:
+        if upserts:
+            index.upsert(upserts)
+        if deletes:
+            index.delete(deletes)
+
+    return repo.process_outbox(limit, apply)
+
+
+def drain_all(repo: Repository, index: VectorIndex, *, limit: int) -> int:
+    """Drain until a pass takes fewer than `limit` rows: the outbox held no more when it looked (rows
+    queued since come with their own NOTIFY). Draining until a pass found nothing cost every wake-up
+    one more transaction."""
+    total = 0
+    while True:
+        n = drain_once(repo, index, limit=limit)
+        total += n
+        if n < limit:
+            return total
+
+
+class Indexer:
+    """Runs `drain_all` whenever the outbox may have work, until `stop()`."""
+
+    def __init__(self, repo: Repository, index: VectorIndex, *, dsn: str, poll_s: float, batch: int) -> None:
+        self.repo = repo
+        self.index = index
+        self.dsn = dsn
+        self.poll_s = poll_s
+        self.batch = batch
+        self._stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self.run, name="indexer", daemon=True)
+        self.thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout_s)
+
+    def run(self) -> None:
+        log.info("indexer.started", poll_s=self.poll_s)
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self.dsn, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
+                    backoff = 0.5
+                    while not self._stop.is_set():
+                        n = drain_all(self.repo, self.index, limit=self.batch)
+                        if n:
+                            log.info("indexer.drained", rows=n)
+                        self._wait(conn)
+            except (psycopg.Error, HindsightError, OSError) as exc:
+                log.warning("indexer.retry", error=str(exc)[:300], backoff_s=backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+        log.info("indexer.stopped")
+
+    def _wait(self, conn: psycopg.Connection[object]) -> None:
+        # Wait for a NOTIFY on the raw socket (interruptible by stop() via the short poll slices).
+        waited = 0.0
+        slice_s = min(self.poll_s, 0.5)
+        while waited < self.poll_s and not self._stop.is_set():
+            ready, _, _ = select.select([conn.fileno()], [], [], slice_s)
+            if ready:
+                for _ in conn.notifies(timeout=0):
+                    pass
+                return
+            waited += slice_s

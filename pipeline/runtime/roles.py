@@ -1,0 +1,156 @@
+"""The long-running roles, one per process: what `hindsight <role>` and `hindsight up` start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from typing import Any
+
+from pipeline.core.config import Settings
+from pipeline.core.logging import get_logger
+
+log = get_logger(__name__)
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handler(signum: int, _frame: Any) -> None:
+        log.info("signal.received", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def run_scheduler(settings: Settings) -> None:
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.adapters.postgres.repository import Repository
+    from pipeline.adapters.redis_stream import TurnStream, connect
+    from pipeline.ingest.validation import utcnow
+    from scheduler.runner import RunnerConfig, SchedulerRunner
+    from tasks.app import REVIEW_TASK, create_app
+
+    celery_app = create_app(settings)
+
+    def dispatch(batch_id: int) -> None:
+        celery_app.send_task(REVIEW_TASK, args=[batch_id])
+
+    runner = SchedulerRunner(
+        repo=Repository(make_engine(settings.db_url, pool_size=2)),
+        stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
+        dispatch=dispatch,
+        config=RunnerConfig(
+            group=settings.scheduler_group,
+            read_count=settings.scheduler_read_count,
+            block_ms=settings.scheduler_block_ms,
+            claim_idle_ms=settings.scheduler_claim_idle_ms,
+            tick_s=settings.scheduler_tick_s,
+            batch_size=settings.policy.batch_size,
+            idle_s=settings.policy.idle_s,
+            max_batch=settings.policy.max_batch,
+            max_waiting=settings.scheduler_max_waiting_batches,
+        ),
+        clock=utcnow,
+    )
+    _stop_on_signals(runner.stop_event)
+    runner.run()
+
+
+def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
+    from pipeline.runtime.heap import trim_between_tasks
+    from tasks import deps
+    from tasks.app import app
+
+    # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/runtime/heap.py);
+    # it trims only once memory has grown, since trimming after every batch slowed the next embedding.
+    trim_between_tasks()
+    # Load the model before taking tasks (on a machine's first start, export it to ONNX: ~10 s), so the
+    # first review is not slower than the rest and a broken model install fails the worker at start.
+    deps.embedder().warm_up()
+    name = f"review-{os.getpid()}@{socket.gethostname()}"
+    # One review at a time per process (solo pool): scale out with more processes or machines.
+    app.worker_main(
+        ["worker", "--pool=solo", f"--queues={queues}", f"--loglevel={loglevel}", f"--hostname={name}"]
+    )
+
+
+def run_beat(settings: Settings, *, loglevel: str) -> None:
+    from tasks.app import app
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    schedule = settings.data_dir / "celerybeat-schedule"
+    app.start(["beat", f"--schedule={schedule}", f"--loglevel={loglevel}"])
+
+
+def run_flower(settings: Settings) -> None:
+    user, password = settings.flower_user, settings.flower_password.get_secret_value()
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "--app=tasks.app",
+        "flower",
+        f"--port={settings.flower_port}",
+        f"--address={settings.api_host}",
+        f"--basic-auth={user}:{password}",
+    ]
+    os.execv(sys.executable, argv)
+
+
+def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:
+    from pipeline.adapters.embedder import make_embedder
+    from pipeline.adapters.index_factory import open_index
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
+    from pipeline.adapters.postgres.repository import Repository
+    from pipeline.adapters.redis_stream import TurnStream, connect
+    from pipeline.api.app import ApiDeps
+    from tasks.app import REVIEW_TASK, create_app
+
+    celery_app = create_app(settings)
+    engine = make_engine(settings.db_url)
+    return ApiDeps(
+        settings=settings,
+        repo=Repository(engine),
+        forgetting=ForgettingStore(engine),
+        stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
+        index=open_index(settings),
+        embedder=make_embedder(settings),
+        dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
+        run_indexer=run_indexer,
+        claim_limit=settings.policy.max_batch,
+    )
+
+
+def run_api(settings: Settings, *, run_indexer: bool) -> None:
+    import uvicorn
+
+    from pipeline.api.app import create_app
+
+    app = create_app(build_api_deps(settings, run_indexer=run_indexer))
+    uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="warning")
+
+
+def run_indexer(settings: Settings) -> None:
+    from pipeline.adapters.index_factory import open_index
+    from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
+    from pipeline.adapters.postgres.repository import Repository
+    from pipeline.runtime.indexer import Indexer
+
+    dsn = libpq_dsn(settings.db_url)
+    index = open_index(settings)
+    indexer = Indexer(
+        Repository(make_engine(settings.db_url, pool_size=2)),
+        index,
+        dsn=dsn,
+        poll_s=settings.indexer_poll_s,
+        batch=settings.indexer_batch,
+    )
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    indexer.start()
+    stop.wait()
+    indexer.stop()
+    index.close()

@@ -1,0 +1,122 @@
+"""`hindsight up`: everything on this machine, embedded where no URL is configured."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.core.config import Settings
+from pipeline.core.logging import get_logger
+from pipeline.runtime.supervisor import Child, Supervisor, child_env, role_argv
+
+log = get_logger(__name__)
+
+
+def run_up(settings: Settings, console: Console) -> None:
+    from pipeline.adapters.postgres.migrate import upgrade
+    from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
+
+    data_dir = settings.data_dir.resolve()
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    servers: list[EmbeddedServer] = []
+    supervisor: Supervisor | None = None
+    try:
+        urls: dict[str, str] = {}
+        if settings.redis_url is None:
+            console.print("starting embedded Redis ...")
+            servers.append(start_redis(data_dir, settings.embedded_redis_port))
+            urls["HINDSIGHT_REDIS_URL"] = servers[-1].url
+        if settings.database_url is None:
+            console.print("starting embedded PostgreSQL ...")
+            servers.append(start_postgres(data_dir, settings.embedded_postgres_port))
+            urls["HINDSIGHT_DATABASE_URL"] = servers[-1].url
+        db_url = urls.get("HINDSIGHT_DATABASE_URL", settings.db_url)
+        console.print("migrating the schema ...")
+        upgrade(db_url)
+
+        env = child_env(settings, urls)
+        embedded_index = settings.qdrant_url is None
+        roles: list[tuple[str, list[str]]] = [
+            ("scheduler", role_argv("scheduler")),
+            ("worker", role_argv("worker")),
+            ("beat", role_argv("beat")),
+            ("api", role_argv("api", "--indexer" if embedded_index else "--no-indexer")),
+            ("flower", role_argv("flower")),
+        ]
+        if not embedded_index:
+            roles.append(("indexer", role_argv("indexer")))
+        if settings.mcp_port is not None:
+            roles.append(
+                (
+                    "mcp",
+                    role_argv(
+                        "mcp",
+                        "--transport",
+                        "http",
+                        "--host",
+                        settings.api_host,
+                        "--port",
+                        str(settings.mcp_port),
+                    ),
+                )
+            )
+        children = [Child(role, argv, env, logs / f"{role}.log") for role, argv in roles]
+        supervisor = Supervisor(children)
+        _print_summary(console, settings, urls, data_dir)
+
+        def on_signal(_signum: int, _frame: Any) -> None:
+            assert supervisor is not None
+            supervisor.stop_event.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        supervisor.run()
+        console.print("stopping ...")
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
+        for server in reversed(servers):
+            server.stop()
+        if servers or supervisor is not None:
+            console.print("stopped; data kept in " + str(data_dir))
+
+
+def _auth_line(settings: Settings) -> str:
+    from pipeline.core.authz import auth_required
+
+    if auth_required(settings.auth.mode, settings.api_host):
+        return f"required (auth mode {settings.auth.mode}); create one: hindsight keys create --agent NAME"
+    return f"not required: bound to {settings.api_host} (auth mode {settings.auth.mode})"
+
+
+def _print_summary(console: Console, settings: Settings, urls: dict[str, str], data_dir: Any) -> None:
+    table = Table("service", "where", show_header=True)
+    table.add_row("API", f"{settings.api_url}  (OpenAPI: {settings.api_url}/docs)")
+    table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
+    if settings.mcp_port is not None:
+        table.add_row("MCP", f"http://{settings.api_host}:{settings.mcp_port}/mcp  (streamable HTTP)")
+    table.add_row(
+        "Flower", f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user})"
+    )
+    table.add_row(
+        "Redis",
+        urls.get("HINDSIGHT_REDIS_URL", settings.broker_url)
+        + ("  (embedded)" if "HINDSIGHT_REDIS_URL" in urls else ""),
+    )
+    table.add_row(
+        "PostgreSQL",
+        urls.get("HINDSIGHT_DATABASE_URL", settings.db_url)
+        + ("  (embedded)" if "HINDSIGHT_DATABASE_URL" in urls else ""),
+    )
+    table.add_row("Qdrant", settings.qdrant_url or f"in process, {settings.embedded_qdrant_path.resolve()}")
+    table.add_row("logs", str(data_dir / "logs"))
+    table.add_row("API keys", _auth_line(settings))
+    console.print(table)
+    console.print(
+        "try: [bold]hindsight ingest examples/turns.jsonl --wait[/bold] then "
+        "[bold]hindsight recall 'where does Ana live' --agent demo --user ana[/bold]   (Ctrl-C stops)"
+    )
