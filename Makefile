@@ -61,6 +61,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pipeline tasks scheduler bench
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff format .

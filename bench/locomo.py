@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,18 @@ from typing import Any
 from rich.console import Console
 from sqlalchemy import text
 
-from bench.locomo_data import AGENT, CATEGORIES, DEFAULT_DATA, LocomoTurn, Question, Score, parse
+from bench.locomo_data import (
+    AGENT,
+    CATEGORIES,
+    DEFAULT_DATA,
+    K,
+    LocomoTurn,
+    Question,
+    Ranker,
+    Table,
+    parse,
+    score,
+)
 from bench.report import write_section
 from bench.review import CACHE_DIR, TABLES, WorkerProcess, check_disposable
 from pipeline.core.config import Settings
@@ -45,7 +56,6 @@ BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # novelty knee 0.2 -> 0.1).
 INGEST_FORMAT = "6"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
-K = 10
 POLL_S = 0.5
 __all__ = ["DEFAULT_DATA", "run_locomo_bench"]
 
@@ -125,11 +135,11 @@ def ingest(
     import shutil
     import threading
 
+    from pipeline.adapters.indexer import Indexer
     from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.qdrant_edge import EdgeVectorIndex
     from pipeline.adapters.redis_stream import TurnStream, connect
-    from pipeline.runtime.indexer import Indexer
     from scheduler.runner import RunnerConfig, SchedulerRunner
     from tasks.app import REVIEW_TASK, create_app
 
@@ -210,37 +220,10 @@ def ingest(
 
 # -- 2. ask the questions ----------------------------------------------------------------------------
 
-Ranker = Callable[[Question], list[tuple[str, ...]]]
-
-
-@dataclass
-class Table:
-    """Scores of one ranker: per (half, category)."""
-
-    name: str
-    cells: dict[tuple[str, int], Score] = field(default_factory=dict)
-
-    def add(self, half: str, category: int, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
-        self.cells.setdefault((half, category), Score()).add(ranked, gold)
-
-    def total(self, half: str | None = None, category: int | None = None) -> Score:
-        out = Score()
-        for (h, c), s in self.cells.items():
-            if (half is None or h == half) and (category is None or c == category):
-                out.merge(s)
-        return out
-
 
 def halves(questions: Sequence[Question]) -> dict[str, str]:
     order = list(dict.fromkeys(q.conversation for q in questions))
     return {conv: ("tuned" if i < TUNING else "held-out") for i, conv in enumerate(order)}
-
-
-def score(name: str, questions: Sequence[Question], ranker: Ranker, half_of: dict[str, str]) -> Table:
-    table = Table(name)
-    for q in questions:
-        table.add(half_of[q.conversation], q.category, ranker(q), q.evidence)
-    return table
 
 
 def bm25_floor(turns: Sequence[LocomoTurn]) -> Ranker:

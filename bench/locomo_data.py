@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,3 +160,34 @@ class Score:
     @property
     def at10(self) -> float:
         return self.r10 / self.n if self.n else 0.0
+
+
+# -- scoring rankers --------------------------------------------------------------------------------
+
+K = 10
+Ranker = Callable[[Question], list[tuple[str, ...]]]
+
+
+@dataclass
+class Table:
+    """Scores of one ranker: per (half, category)."""
+
+    name: str
+    cells: dict[tuple[str, int], Score] = field(default_factory=dict)
+
+    def add(self, half: str, category: int, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
+        self.cells.setdefault((half, category), Score()).add(ranked, gold)
+
+    def total(self, half: str | None = None, category: int | None = None) -> Score:
+        out = Score()
+        for (h, c), s in self.cells.items():
+            if (half is None or h == half) and (category is None or c == category):
+                out.merge(s)
+        return out
+
+
+def score(name: str, questions: Sequence[Question], ranker: Ranker, half_of: dict[str, str]) -> Table:
+    table = Table(name)
+    for q in questions:
+        table.add(half_of[q.conversation], q.category, ranker(q), q.evidence)
+    return table

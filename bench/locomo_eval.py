@@ -15,8 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bench.locomo import K, Ranker, Table, score
-from bench.locomo_data import AGENT, Question
+from bench.locomo_data import AGENT, K, Question, Ranker, Table, score
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.core.config import Settings
 from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning

@@ -284,7 +284,7 @@ class ReviewedStore:
         )
 
     def ingest(self, turns: Sequence[TrafficTurn]) -> None:
-        from pipeline.runtime.indexer import drain_all
+        from pipeline.adapters.indexer import drain_all
 
         agent = self.side.agent
         ends = [SessionEnd(agent, t.user_id, t.session_id, t.ts) for t in turns if t.ends_session]
@@ -296,9 +296,9 @@ class ReviewedStore:
 
     def end_day(self, day_end: datetime) -> Any:
         """Idle sessions get their light review, then the decay pass runs at the end of the day."""
+        from pipeline.adapters.indexer import drain_all
         from pipeline.adapters.postgres.decay_sql import run_decay
         from pipeline.forgetting.decay import DecayParams
-        from pipeline.runtime.indexer import drain_all
 
         self.now = day_end
         self._review()
@@ -352,7 +352,7 @@ def store_raw(side: Side, turns: Sequence[TrafficTurn], cache: VectorCache, sett
     """Every turn as a kept episode with its vector, queued for the index: no review, no decay."""
     from psycopg.types.json import Jsonb
 
-    from pipeline.runtime.indexer import drain_all
+    from pipeline.adapters.indexer import drain_all
 
     columns = (
         "turn_id, agent_id, user_id, session_id, role, content, ts, source, metadata, priority, status, "
@@ -549,7 +549,7 @@ def what_if_folded_cold(
     """(active memories, recall@10) if episodes folded into a semantic memory left the hot set, found
     only through their summary. Measured for real on the review side's final state, which it changes:
     it sends those episodes cold, drops their index points, and asks every question again."""
-    from pipeline.runtime.indexer import drain_all
+    from pipeline.adapters.indexer import drain_all
 
     with side.engine.begin() as conn:
         conn.execute(

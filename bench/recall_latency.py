@@ -71,10 +71,10 @@ class LatencyResult:
 def _fill(
     engine: object, index: object, texts: list[str], vectors: np.ndarray, n: int, console: Console
 ) -> None:
-    from pipeline.adapters.embedder import to_blob
     from pipeline.adapters.postgres.tables import episodes
     from pipeline.core.ports import IndexPoint
     from pipeline.core.vector_ids import point_id
+    from pipeline.core.vectors import to_blob
     from pipeline.ingest.validation import utcnow
 
     rng = np.random.default_rng(7)
@@ -126,7 +126,7 @@ def _fill(
 
 def _stored_vectors(engine: Any, turns: list[LocomoTurn]) -> np.ndarray | None:
     """The MiniLM vectors review stored for these turns, when `bench locomo` has ingested them here."""
-    from pipeline.adapters.embedder import from_blob
+    from pipeline.core.vectors import from_blob
 
     with engine.connect() as conn:
         rows = dict(

@@ -40,18 +40,17 @@ from sqlalchemy.engine import make_url
 
 from bench.report import write_section
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
-from pipeline.adapters.postgres.repository import BatchInfo, Repository
-from pipeline.adapters.postgres.review_writes import BatchEpisode
+from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import batches
 from pipeline.core.config import Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.logging import configure_logging
-from pipeline.core.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, Scope, Turn
+from pipeline.core.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, Dispatch, Scope, Turn
 from pipeline.core.ports import Embedder, Vector
+from pipeline.core.review_records import BatchEpisode, BatchInfo
 from pipeline.ingest.validation import encode_event, utcnow
 from pipeline.review import clustering, consolidation, summarise
 from pipeline.review.review_batch import ReviewConfig, review_batch
-from scheduler.policy import Dispatch
 
 T = TypeVar("T")
 
@@ -756,7 +755,7 @@ def _push_and_wait(b: Bench, worker: WorkerProcess, turns: Sequence[Turn], timeo
     import psycopg
 
     from pipeline.adapters.postgres.engine import libpq_dsn
-    from pipeline.adapters.postgres.repository import OUTBOX_CHANNEL
+    from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
     from pipeline.adapters.redis_stream import TurnStream
 
     stream = TurnStream(b.redis, b.settings.stream_turns, b.settings.stream_dead)

@@ -1,10 +1,11 @@
 """The real pipeline as `hindsight up` runs it, for the scaling and soak benches.
 
-Private embedded PostgreSQL and Redis (pipeline/runtime/embedded.py) under a scratch directory by default, so that
-the CPU seconds and memory of PostgreSQL and Redis are this run's alone (the machine's shared servers also
-serve other work); or a given disposable database and Redis db, whose server processes are then not
-measured. The roles are real `hindsight scheduler`, `worker` and `indexer` processes (pipeline/runtime/supervisor.py
-`Child`), the indexer writing the in-process Qdrant Edge shard under the scratch data directory.
+Private embedded PostgreSQL and Redis (pipeline/runtime/embedded_postgres.py and embedded_redis.py) under
+a scratch directory by default, so that the CPU seconds and memory of PostgreSQL and Redis are this run's
+alone (the machine's shared servers also serve other work); or a given disposable database and Redis db,
+whose server processes are then not measured. The roles are real `hindsight scheduler`, `worker` and
+`indexer` processes (pipeline/runtime/supervisor.py `Child`), the indexer writing the in-process Qdrant
+Edge shard under the scratch data directory.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.core.config import Settings
-from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
+from pipeline.runtime.embedded import EmbeddedServer
+from pipeline.runtime.embedded_postgres import start_postgres
+from pipeline.runtime.embedded_redis import start_redis
 from pipeline.runtime.supervisor import Child, role_argv
 
 READY_TIMEOUT_S = 240.0  # a worker loads the model (~700 MB) first; on a busy 2-core machine that is slow

@@ -12,44 +12,9 @@ few batches at a time spends them on user turns, fairly across scopes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-from pipeline.core.models import Scope
-
-ReviewKind = Literal["full", "light"]
-Trigger = Literal["batch_size", "session_end", "idle", "manual"]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionBacklog:
-    session_id: str
-    pending_light: int  # episodes no review has claimed yet
-    last_received_at: datetime  # when the newest of them reached the store
-    ended: bool
-    top_priority: int = 2  # the most urgent (lowest) priority among its pending episodes
-    first_pending_id: int = 0  # the oldest episode of that priority: ties go to whoever waited longest
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeBacklog:
-    scope: Scope
-    pending_full: int  # episodes not yet claimed by a full review
-    sessions: tuple[SessionBacklog, ...]
-
-    @property
-    def urgency(self) -> tuple[int, int]:
-        """(most urgent priority waiting, id of its oldest episode): lower goes first."""
-        return min(((s.top_priority, s.first_pending_id) for s in self.sessions), default=(2, 0))
-
-
-@dataclass(frozen=True, slots=True)
-class Dispatch:
-    scope: Scope
-    kind: ReviewKind
-    trigger: Trigger
-    session_id: str | None = None
+from pipeline.core.models import Dispatch, Scope, ScopeBacklog
 
 
 def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle_s: float) -> list[Dispatch]:

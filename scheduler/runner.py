@@ -21,9 +21,9 @@ from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import Entry, TurnStream
 from pipeline.core.errors import InvalidTurn, PermanentError, RetryableError
 from pipeline.core.logging import get_logger
-from pipeline.core.models import Scope, SessionEnd, Turn
+from pipeline.core.models import Dispatch, Scope, SessionEnd, Turn
 from pipeline.ingest.validation import decode_stream_fields, parse_event
-from scheduler.policy import Dispatch, decide
+from scheduler.policy import decide
 
 log = get_logger(__name__)
 # Longest wait between retries while PostgreSQL or Redis is down. Each retry is one cheap round trip; a longer

@@ -82,15 +82,6 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-def to_blob(vector: Vector) -> bytes:
-    """float32 little-endian bytes, as stored in PostgreSQL."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_blob(blob: bytes) -> Vector:
-    return np.frombuffer(blob, dtype="<f4")
-
-
 def make_embedder(settings: Settings) -> WarmEmbedder:
     """The embedder the settings choose (`embedding.backend`); nothing is loaded until first use."""
     if settings.embedding.backend == "torch":

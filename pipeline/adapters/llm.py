@@ -24,9 +24,10 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 import redis
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.adapters.redis_stream import translate_errors
+from pipeline.core.config import LLMSettings
 from pipeline.core.errors import ConfigError, HindsightError, PermanentError, RetryableError
 from pipeline.core.logging import get_logger
 
@@ -48,28 +49,6 @@ MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 BUDGET_TTL_S = 2 * 24 * 3600  # a day's counters outlive the day so late workers still see them
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```\s*$", re.DOTALL)
-
-
-class LLMSettings(BaseModel):
-    """`llm` in Settings (HINDSIGHT_LLM__BASE_URL, ...). No base_url = no LLM: rules only."""
-
-    base_url: str | None = Field(None, description="e.g. https://api.openai.com/v1 (…/chat/completions)")
-    api_key: SecretStr | None = None
-    model: str = "gpt-4o-mini"
-    timeout_s: float = Field(20.0, gt=0)
-    max_retries: int = Field(3, ge=0, description="extra attempts after the first one")
-    daily_calls: int = Field(2000, ge=0, description="calls per UTC day, shared by all workers")
-    daily_tokens: int = Field(2_000_000, ge=0, description="tokens per UTC day, shared by all workers")
-    breaker_failures: int = Field(
-        3, ge=1, description="consecutive unavailable answers that open the breaker"
-    )
-    breaker_cooldown_s: float = Field(
-        60.0, gt=0, description="seconds the LLM is not asked once the breaker opened"
-    )
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.base_url)
 
 
 # -- errors ------------------------------------------------------------------------------------------

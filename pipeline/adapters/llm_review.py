@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.adapters.postgres.review_writes import BatchEpisode
 from pipeline.core.errors import HindsightError
 from pipeline.core.logging import get_logger
-from pipeline.core.models import FactCandidate, QualityScore
-from pipeline.review.injection import InjectionVerdict
+from pipeline.core.models import FactCandidate, InjectionVerdict, QualityScore
+from pipeline.core.review_records import BatchEpisode
 from pipeline.review.llm_tasks import JSONCompleter, extract_facts, judge_injection, judge_quality
 from pipeline.review.summarise import llm_summary_prompt
 

@@ -208,18 +208,3 @@ def _atomic(target: Path) -> Iterator[Path]:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def export_configured() -> Path | None:
-    """Export what the configured backend needs into its cache (None for torch). For image builds:
-    `python -m pipeline.adapters.onnx_export`, so no container pays the export on its first turn."""
-    from pipeline.adapters.embedder import make_embedder
-    from pipeline.adapters.onnx_embedder import OnnxEmbedder
-    from pipeline.core.config import get_settings
-
-    embedder = make_embedder(get_settings())
-    return embedder.model_path if isinstance(embedder, OnnxEmbedder) else None
-
-
-if __name__ == "__main__":
-    print(export_configured() or "backend torch: nothing to export")

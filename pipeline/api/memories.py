@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
-from pipeline.api.app import ApiDeps, memory_ref
 from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import Deps, memory_ref
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import InvalidTurn, NotFound
 from pipeline.ingest.validation import parse_ts
@@ -18,13 +18,6 @@ from pipeline.ingest.validation import parse_ts
 router = APIRouter()
 STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
-
-def _deps(request: Request) -> ApiDeps:
-    deps: ApiDeps = request.app.state.deps
-    return deps
-
-
-Deps = Annotated[ApiDeps, Depends(_deps)]
 AgentId = Annotated[str, Query(min_length=1, max_length=200, examples=["support-bot"])]
 UserId = Annotated[str, Query(min_length=1, max_length=200, examples=["u42"])]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
@@ -11,12 +11,11 @@ from pydantic import BaseModel, Field
 from pipeline.adapters.llm import make_client
 from pipeline.api import working_memory
 from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import ApiDeps
+from pipeline.api.recall_route import run_recall
 from pipeline.ingest.validation import parse_ts
 from pipeline.recall import reflect as reflect_use_case
 from pipeline.review.llm_tasks import JSONCompleter
-
-if TYPE_CHECKING:
-    from pipeline.api.app import ApiDeps
 
 router = APIRouter(tags=["reflect"])
 _llm_lock = threading.Lock()
@@ -50,8 +49,6 @@ def post_reflect(request: Request, caller: Caller, body: ReflectRequest) -> dict
     as_of = parse_ts(body.as_of, field_name="as_of") if body.as_of else None
     current = deps.repo.facts(body.agent_id, body.user_id, as_of=as_of)
     history = deps.repo.facts(body.agent_id, body.user_id, history=True)
-    from pipeline.api.app import run_recall  # app imports this module's router
-
     # Not `observed`: evidence gathered for a reflection neither refreshes access nor counts as a recall.
     related = run_recall(
         deps, body.goal, agent_id=body.agent_id, user_id=body.user_id, k=body.k, as_of=as_of, observe=False

@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
-from pipeline.api.app import ApiDeps, memory_ref, run_recall
 from pipeline.api.auth import COOKIE, Caller, KeyResolver, guard
+from pipeline.api.deps import Deps, memory_ref
+from pipeline.api.recall_route import run_recall
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import NotFound, Unauthenticated
 
@@ -31,12 +32,6 @@ QUALITY_KEYS = ("density", "timeliness", "uniqueness", "actionability")
 RESULT_KEYS = {"id", "kind", "text", "valid_from", "valid_to", "source_turn_ids", "session_id"}
 
 
-def _deps(request: Request) -> ApiDeps:
-    deps: ApiDeps = request.app.state.deps
-    return deps
-
-
-Deps = Annotated[ApiDeps, Depends(_deps)]
 Text = Annotated[str | None, Query(max_length=500)]
 
 

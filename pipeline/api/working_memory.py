@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
 from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import ApiDeps, Deps
 from pipeline.ingest.validation import utcnow
 from pipeline.ingest.working_memory import parse_change
-
-if TYPE_CHECKING:
-    from pipeline.api.app import ApiDeps
 
 router = APIRouter(tags=["working memory"])
 PATH = "/v1/sessions/{session_id}/working-memory"
 
 
-def _deps(request: Request) -> Any:  # ApiDeps; typed Any so this module need not import app.py at run time
-    return request.app.state.deps
-
-
-Deps = Annotated[Any, Depends(_deps)]
 Id = Annotated[str, Query(min_length=1, max_length=256)]
 
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from pipeline.cli import support as cli_support
 from pipeline.cli.support import emit_json, example, fail, out
 from pipeline.core.config import get_settings
 from pipeline.core.errors import HindsightError
@@ -104,12 +103,3 @@ def revoke(prefix: Annotated[str, typer.Argument(help="the key's prefix, as `key
 
 def register(app: typer.Typer) -> None:
     app.add_typer(keys_app, name="keys")
-
-    @app.callback()
-    def _global(
-        api_key: Annotated[
-            str | None,
-            typer.Option("--api-key", help="the API key client commands send (default: HINDSIGHT_API_KEY)"),
-        ] = None,
-    ) -> None:
-        cli_support.api_key_option = api_key

@@ -10,11 +10,19 @@ import httpx
 import typer
 from rich.console import Console
 
-from pipeline.core.config import Settings
+from pipeline.core.config import Settings, get_settings
+from pipeline.core.logging import configure_logging
 
 out = Console()
 # soft_wrap: a failure is one line however narrow the terminal (scripts grep it).
 err = Console(stderr=True, soft_wrap=True)
+
+
+def load_settings() -> Settings:
+    """The settings, with logging configured from them: how every command that runs something starts."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    return settings
 
 
 def example(*lines: str) -> str:

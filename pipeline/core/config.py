@@ -10,7 +10,6 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipeline.adapters.llm import LLMSettings
 from pipeline.core.errors import ConfigError
 
 STREAM_TURNS = "hindsight:turns"
@@ -24,6 +23,28 @@ EMBEDDED_POSTGRES_PORT = 5440
 
 EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
 EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
+
+
+class LLMSettings(BaseModel):
+    """`llm` in Settings (HINDSIGHT_LLM__BASE_URL, ...). No base_url = no LLM: rules only."""
+
+    base_url: str | None = Field(None, description="e.g. https://api.openai.com/v1 (…/chat/completions)")
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    timeout_s: float = Field(20.0, gt=0)
+    max_retries: int = Field(3, ge=0, description="extra attempts after the first one")
+    daily_calls: int = Field(2000, ge=0, description="calls per UTC day, shared by all workers")
+    daily_tokens: int = Field(2_000_000, ge=0, description="tokens per UTC day, shared by all workers")
+    breaker_failures: int = Field(
+        3, ge=1, description="consecutive unavailable answers that open the breaker"
+    )
+    breaker_cooldown_s: float = Field(
+        60.0, gt=0, description="seconds the LLM is not asked once the breaker opened"
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url)
 
 
 class EmbeddingSettings(BaseModel):

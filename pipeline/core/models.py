@@ -12,6 +12,11 @@ ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 SOURCES: tuple[str, ...] = ("user", "agent", "tool", "external")
 SPACES: tuple[str, ...] = ("private", "shared", "system")
 
+# What a stored memory is: in index_outbox.kind, an index point's payload ("kind") and a memory id
+# ("episode:12").
+EPISODE = "episode"
+SEMANTIC = "semantic"
+
 # Default source for a role when the caller does not say.
 DEFAULT_SOURCE: dict[str, str] = {"user": "user", "assistant": "agent", "tool": "tool", "system": "agent"}
 # Lower is reviewed first under backlog (DESIGN §2): user turns, then agent, then tool output.
@@ -126,6 +131,27 @@ class QualityScore:
         }
 
 
+# -- review: injection screening --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionVerdict:
+    """How much a turn reads as an instruction to the assistant rather than a fact about the user."""
+
+    score: float  # in [0, 1], after the source adjustment
+    raw: float  # noisy-or of the features, before it
+    features: tuple[str, ...]  # names of the features that fired, strongest first
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "score": round(self.score, 4),
+            "raw": round(self.raw, 4),
+            "features": list(self.features),
+            "source": self.source,
+        }
+
+
 # -- review: facts ---------------------------------------------------------------------------------
 
 
@@ -196,3 +222,39 @@ class Resolution:
     @property
     def empty(self) -> bool:
         return not (self.close or self.retract or self.insert or self.add_provenance)
+
+
+# -- scheduling: what waits for review, and the reviews to start (scheduler.policy decides) ----------
+
+ReviewKind = Literal["full", "light"]
+Trigger = Literal["batch_size", "session_end", "idle", "manual"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionBacklog:
+    session_id: str
+    pending_light: int  # episodes no review has claimed yet
+    last_received_at: datetime  # when the newest of them reached the store
+    ended: bool
+    top_priority: int = 2  # the most urgent (lowest) priority among its pending episodes
+    first_pending_id: int = 0  # the oldest episode of that priority: ties go to whoever waited longest
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeBacklog:
+    scope: Scope
+    pending_full: int  # episodes not yet claimed by a full review
+    sessions: tuple[SessionBacklog, ...]
+
+    @property
+    def urgency(self) -> tuple[int, int]:
+        """(most urgent priority waiting, id of its oldest episode): lower goes first."""
+        return min(((s.top_priority, s.first_pending_id) for s in self.sessions), default=(2, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    scope: Scope
+    kind: ReviewKind
+    trigger: Trigger
+    session_id: str | None = None

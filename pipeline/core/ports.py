@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from pipeline.core.models import FactCandidate, QualityScore
-
-if TYPE_CHECKING:
-    from pipeline.adapters.postgres.review_writes import BatchEpisode
-    from pipeline.review.injection import InjectionVerdict
-
-Vector = npt.NDArray[np.float32]
+from pipeline.core.models import FactCandidate, InjectionVerdict, QualityScore
+from pipeline.core.recall_rows import FactHit, MemoryKey, RecallEpisode, SemanticRow
+from pipeline.core.review_records import BatchEpisode, BatchInfo, ReviewInputs, ReviewWrite
+from pipeline.core.vectors import Vector as Vector  # the array type every port speaks
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +85,146 @@ class ReviewLLM(Protocol):
     def summarise(self, texts: list[str], stats: dict[str, int]) -> str | None:
         """One statement for a cluster's texts (most central first): key facts, no repetition, <= 50 words."""
         ...
+
+
+class ReviewStore(Protocol):
+    """What the review use case asks of the store: start a batch, read what it needs, write the outcome.
+
+    `complete_review` applies everything in one transaction and is idempotent on the batch: a delivery that
+    lost the race to another one gets (False, {}) and changes nothing.
+    """
+
+    def start_batch(self, batch_id: int, now: datetime) -> BatchInfo | None:
+        """Mark a batch running (attempts + 1). None when it is already done or does not exist."""
+        ...
+
+    def review_inputs(self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int) -> ReviewInputs: ...
+
+    def complete_review(
+        self,
+        batch: BatchInfo,
+        write: ReviewWrite,
+        *,
+        now: datetime,
+        started_at: datetime,
+        counts: dict[str, int],
+        timings_ms: dict[str, float],
+        worker: str,
+    ) -> tuple[bool, dict[str, int]]: ...
+
+
+class OutboxStore(Protocol):
+    """The durable queue of index changes the indexer relays into the VectorIndex."""
+
+    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
+        """Hand up to `limit` queued points' current state to `apply(upserts, deletes)`, then drop the rows
+        (kept for a retry if `apply` raises). Returns how many rows were taken."""
+        ...
+
+
+# -- recall and ingest side: what recall (pipeline/recall/hybrid.py) and ending a session
+# (pipeline/ingest/session_end.py) ask of the store, the lexicon and the stream ------------------------
+
+
+class RecallReader(Protocol):
+    """Recall's reads from the store (RecallStore): hydrating candidates, their vectors, facts a query names."""
+
+    def episodes(
+        self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None, history: bool
+    ) -> dict[int, RecallEpisode]:
+        """Recallable episodes among `ids`, in the scope and already said at `as_of`; superseded ones only
+        with `history` (flagged)."""
+        ...
+
+    def embeddings(self, ids: Sequence[int], *, agent_id: str, user_id: str) -> dict[int, Vector]:
+        """The stored embeddings of these episodes of the scope (those that have one)."""
+        ...
+
+    def facts_named(
+        self, agent_id: str, user_id: str, words: Sequence[str], *, as_of: datetime | None
+    ) -> list[FactHit]:
+        """Facts valid at `as_of` whose entity or attribute is one of `words` (lower case)."""
+        ...
+
+    def semantic_by_id(
+        self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None = None
+    ) -> dict[int, SemanticRow]:
+        """Semantic memories valid at `as_of` (default: the open versions), with their members' turn ids."""
+        ...
+
+
+class LexicalSearch(Protocol):
+    """BM25 over a scope's memories with the session order of its turns (Lexicon): derived state that may
+    lag the store, so recall re-checks every hit against it."""
+
+    @property
+    def keep_vectors(self) -> bool:
+        """Whether `vectors` holds the recallable documents' embeddings."""
+        ...
+
+    def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
+        """(kind, id, BM25 score), best first."""
+        ...
+
+    def adjacent(
+        self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]
+    ) -> dict[MemoryKey, tuple[MemoryKey | None, MemoryKey | None]]:
+        """(previous, next) recallable turn of the same session for each key that has one."""
+        ...
+
+    def sessions(self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]) -> dict[MemoryKey, str]:
+        """The session of each of these documents that has one."""
+        ...
+
+    def vectors(self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]) -> dict[MemoryKey, Vector]:
+        """The held embeddings of these documents, for those that have one."""
+        ...
+
+
+class ColdMemory(Protocol):
+    """A memory in cold storage (not in the vector index) with its stored vector. Read-only: the store's own
+    row type is one."""
+
+    @property
+    def kind(self) -> str: ...  # EPISODE | SEMANTIC
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def vector(self) -> Vector: ...
+
+    @property
+    def base_weight(self) -> float: ...
+
+    @property
+    def valid_from(self) -> datetime: ...
+
+    @property
+    def valid_to(self) -> datetime | None: ...
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+class ColdStorage(Protocol):
+    """What recall with `include_cold` scans (the Repository)."""
+
+    def cold_memories(self, agent_id: str, user_id: str, *, limit: int) -> Sequence[ColdMemory]:
+        """Cold episodes and cold open semantic memories of one scope (up to `limit` of each)."""
+        ...
+
+
+class EventSink(Protocol):
+    """Where validated stream entries go (TurnStream): all of one call in one round trip, in order."""
+
+    def add_many(self, entries: Sequence[Mapping[str, str]]) -> list[str]: ...

@@ -5,15 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 from pipeline.core.errors import InvalidTurn
 from pipeline.ingest.validation import parse_event, utcnow
+
+# How a caller shows progress: given the number of lines to read, a context (open while they are read and
+# pushed) that yields what to call after each line. The CLI's is a rich bar (pipeline/cli/ingest_progress.py).
+LineProgress = Callable[[int], AbstractContextManager[Callable[[], None]]]
+
+
+@contextmanager
+def no_progress(total: int) -> Iterator[Callable[[], None]]:
+    """Shows nothing."""
+    yield lambda: None
 
 
 @dataclass
@@ -52,8 +60,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
 
 
 def ingest_file(
-    path: Path, *, post: Callable[[list[dict[str, Any]]], Any], chunk: int, console: Console
+    path: Path,
+    *,
+    post: Callable[[list[dict[str, Any]]], Any],
+    chunk: int,
+    progress: LineProgress = no_progress,
 ) -> IngestResult:
+    """Push the file's good lines, `chunk` at a time, through `post`; the bad ones are reported by number."""
     result = IngestResult()
     total = sum(1 for line in path.open("rb") if line.strip())
     pending: list[dict[str, Any]] = []
@@ -65,9 +78,7 @@ def ingest_file(
             result.turn_ids.extend(i["turn_id"] for i in pending if i.get("kind", "turn") == "turn")
             pending.clear()
 
-    columns = (TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("ingest", total=total)
+    with progress(total) as advance:
         for line_no, item, reason in read_jsonl(path):
             if item is None:
                 result.rejected.append((line_no, reason or "invalid"))
@@ -75,6 +86,6 @@ def ingest_file(
                 pending.append(item)
                 if len(pending) >= chunk:
                     flush()
-            progress.advance(task)
+            advance()
         flush()
     return result

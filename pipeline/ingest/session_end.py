@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.adapters.redis_stream import TurnStream
-from pipeline.adapters.working_memory_redis import RedisWorkingMemory
+from pipeline.core.ports import EventSink
 from pipeline.ingest.validation import encode_event, parse_event
-from pipeline.ingest.working_memory import slot_turns
+from pipeline.ingest.working_memory import WorkingMemoryStore, slot_turns
 
 
 def end_session(
-    stream: TurnStream,
-    memory: RedisWorkingMemory,
+    stream: EventSink,
+    memory: WorkingMemoryStore,
     *,
     agent_id: str,
     user_id: str,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pipeline.core.errors import InvalidTurn
 
@@ -54,6 +54,19 @@ class WorkingMemory:
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
             "expires_in_s": self.expires_in_s,
         }
+
+
+class WorkingMemoryStore(Protocol):
+    """Where a session's working memory lives (RedisWorkingMemory): the port ending a session reads and
+    clears it through. Here rather than in pipeline/core/ports.py because it speaks WorkingMemory."""
+
+    def get(self, agent_id: str, user_id: str, session_id: str) -> WorkingMemory:
+        """The session's state; an empty one when none is stored or it expired."""
+        ...
+
+    def delete(self, agent_id: str, user_id: str, session_id: str) -> bool:
+        """Drop the session's state; whether there was one."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

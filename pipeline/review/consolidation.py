@@ -9,41 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
 from pipeline.core.ports import Vector
-
-
-@dataclass(frozen=True, slots=True)
-class Point:
-    """A kept episode offered to clustering."""
-
-    episode_id: int
-    turn_ids: tuple[str, ...]  # its own turn id first, then those merged into it
-    content: str
-    ts: datetime
-    vector: Vector
-    importance: float  # its quality total
-
-
-@dataclass(frozen=True, slots=True)
-class OpenMemory:
-    id: int
-    members: frozenset[int]  # episode ids
-    centroid: Vector
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPlan:
-    """A semantic memory to write: new (replaces None) or a new version of `replaces`."""
-
-    members: tuple[int, ...]  # episode ids, most central first
-    centroid: Vector
-    valid_from: datetime
-    importance: float
-    replaces: int | None
+from pipeline.core.review_records import MemoryPlan, OpenMemory, Point
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,18 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
-from pipeline.core.ports import Vector
-
-
-@dataclass(frozen=True, slots=True)
-class Memory:
-    id: int
-    ts: datetime
-    vector: Vector  # L2-normalised
+from pipeline.core.review_records import Memory
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from pipeline.core.models import InjectionVerdict
 from pipeline.review.regex_gate import GateSet
 
 Decision = Literal["quarantine", "uncertain", "clean"]
@@ -393,24 +394,6 @@ FEATURES: tuple[Feature, ...] = (
 # Each feature's literal pre-check, against the text its pattern reads.
 _ON_NORMALISED = GateSet([None if f.on_original else f.pattern for f in FEATURES])
 _ON_ORIGINAL = GateSet([f.pattern if f.on_original else None for f in FEATURES])
-
-
-@dataclass(frozen=True, slots=True)
-class InjectionVerdict:
-    """How much a turn reads as an instruction to the assistant rather than a fact about the user."""
-
-    score: float  # in [0, 1], after the source adjustment
-    raw: float  # noisy-or of the features, before it
-    features: tuple[str, ...]  # names of the features that fired, strongest first
-    source: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "score": round(self.score, 4),
-            "raw": round(self.raw, 4),
-            "features": list(self.features),
-            "source": self.source,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,16 @@ from datetime import datetime
 
 import numpy as np
 
-from pipeline.adapters.embedder import from_blob, to_blob
-from pipeline.adapters.postgres.repository import Repository, ReviewInputs
-from pipeline.adapters.postgres.review_writes import BatchEpisode, EpisodeDecision, ReviewWrite
-from pipeline.adapters.postgres.semantic_writes import MemoryWrite
 from pipeline.core.models import CorrectionHint, FactCandidate
-from pipeline.core.ports import Embedder, ReviewLLM, Vector
+from pipeline.core.ports import Embedder, ReviewLLM, ReviewStore, Vector
+from pipeline.core.review_records import (
+    BatchEpisode,
+    EpisodeDecision,
+    MemoryWrite,
+    ReviewInputs,
+    ReviewWrite,
+)
+from pipeline.core.vectors import from_blob, to_blob
 from pipeline.review import clustering, consolidation, dedup, fact_extraction, injection, quality, summarise
 
 
@@ -57,7 +61,7 @@ class ReviewReport:
 def review_batch(
     batch_id: int,
     *,
-    repo: Repository,
+    repo: ReviewStore,
     embedder: Embedder,
     clock: Callable[[], datetime],
     config: ReviewConfig | None = None,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 # One stopword/filler vocabulary for the whole pipeline: what the quality score does not count as
 # content is not a key term either.
-from pipeline.review.quality import _EN_FILLER, _EN_STOPWORDS, _ZH_STOPCHARS
+from pipeline.review.quality_lexicon import _EN_FILLER, _EN_STOPWORDS, _ZH_STOPCHARS
 
 MAX_TERMS = 8  # beyond this the "(also: ...)" tail reads as a bag of words, not as a memory
 LLM_MAX_WORDS = 50

@@ -135,9 +135,9 @@ def run_api(settings: Settings, *, run_indexer: bool) -> None:
 
 def run_indexer(settings: Settings) -> None:
     from pipeline.adapters.index_factory import open_index
+    from pipeline.adapters.indexer import Indexer
     from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
     from pipeline.adapters.postgres.repository import Repository
-    from pipeline.runtime.indexer import Indexer
 
     dsn = libpq_dsn(settings.db_url)
     index = open_index(settings)

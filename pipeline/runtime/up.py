@@ -17,7 +17,9 @@ log = get_logger(__name__)
 
 def run_up(settings: Settings, console: Console) -> None:
     from pipeline.adapters.postgres.migrate import upgrade
-    from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
+    from pipeline.runtime.embedded import EmbeddedServer
+    from pipeline.runtime.embedded_postgres import start_postgres
+    from pipeline.runtime.embedded_redis import start_redis
 
     data_dir = settings.data_dir.resolve()
     logs = data_dir / "logs"

@@ -1,9 +1,9 @@
 """The fault suite's own world: private PostgreSQL and Redis servers and real role processes.
 
 Everything here may be stopped, killed or deleted by a test: the servers are the embedded ones
-`hindsight up` uses (pipeline/runtime/embedded.py), started on free ports with their data under the test's
-tmp dir, never the machine's shared PostgreSQL/Redis. The roles are real `hindsight worker`,
-`scheduler`, `indexer`, `beat` and `api` processes.
+`hindsight up` uses (pipeline/runtime/embedded_postgres.py and embedded_redis.py), started on free ports
+with their data under the test's tmp dir, never the machine's shared PostgreSQL/Redis. The roles are real
+`hindsight worker`, `scheduler`, `indexer`, `beat` and `api` processes.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from pipeline.adapters.redis_stream import TurnStream
 from pipeline.core.config import STREAM_DEAD, STREAM_TURNS
 from pipeline.core.models import SessionEnd, Turn
 from pipeline.ingest.validation import encode_event
-from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
+from pipeline.runtime.embedded import EmbeddedServer
+from pipeline.runtime.embedded_postgres import start_postgres
+from pipeline.runtime.embedded_redis import start_redis
 from tests.helpers import free_port, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,6 @@ line number and a reason; nothing crashes, nothing is dropped silently."""
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -12,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 
 from pipeline.core.errors import InvalidTurn
 from pipeline.ingest.jsonl_file import ingest_file, read_jsonl
@@ -77,7 +75,7 @@ def test_a_rejection_names_the_line_and_the_field(tmp_path: Path) -> None:
     lines = [good.encode(), b"\xff", good.replace('"user"', '"root"', 1).encode(), b"[[[", b"", good.encode()]
     path.write_bytes(b"\n".join(lines))
     posted: list[dict[str, Any]] = []
-    result = ingest_file(path, post=posted.extend, chunk=1, console=Console(file=io.StringIO()))
+    result = ingest_file(path, post=posted.extend, chunk=1)
     assert len(posted) == result.pushed == 2
     assert len(result.turn_ids) == 2
     assert [n for n, _ in result.rejected] == [2, 3, 4]

@@ -11,9 +11,8 @@ from sqlalchemy import text
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import Base
-from pipeline.core.models import Scope
+from pipeline.core.models import Dispatch, Scope
 from pipeline.core.ports import IndexPoint
-from scheduler.policy import Dispatch
 from tasks.app import DECAY_TASK, RECONCILE_TASK
 from tasks.app import create_app as create_celery_app
 from tests.helpers import wait_until

@@ -15,7 +15,9 @@ import redis
 
 from pipeline.core.config import EMBEDDED_POSTGRES_PORT, EMBEDDED_REDIS_PORT
 from pipeline.core.errors import ConfigError
-from pipeline.runtime.embedded import EmbeddedServer, start_postgres, start_redis
+from pipeline.runtime.embedded import EmbeddedServer
+from pipeline.runtime.embedded_postgres import start_postgres
+from pipeline.runtime.embedded_redis import start_redis
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder, from_blob
+from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.client import MemoryClient
+from pipeline.core.vectors import from_blob
 from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tasks.app import REVIEW_TASK

@@ -16,7 +16,7 @@ import pytest
 import typer
 from sqlalchemy import text
 
-from pipeline.cli import main as cli
+from pipeline.cli import quarantine as cli
 from pipeline.client import MemoryClient
 from pipeline.core.vector_ids import point_id
 from tests.helpers import wait_until
@@ -157,8 +157,8 @@ def test_injections_are_quarantined_until_a_person_releases_them(
     # ... and another confirms the second through the CLI (`hindsight quarantine list` / `reject`), called
     # in-process against the same API. (typer's CliRunner would swap sys.stdout under the scheduler and
     # indexer threads' loggers.)
-    monkeypatch.setattr(cli, "_http", lambda _settings: contextlib.nullcontext(stack.api))
-    monkeypatch.setattr(cli, "_settings", lambda: stack.settings)
+    monkeypatch.setattr(cli, "http_client", lambda _settings: contextlib.nullcontext(stack.api))
+    monkeypatch.setattr(cli, "load_settings", lambda: stack.settings)
     capsys.readouterr()
     cli.quarantine_list(agent=AGENT, user=USER, limit=100, as_json=True)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith('{"quarantined"'))

@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy import insert, text
 from sqlalchemy.engine import Connection
 
-from pipeline.adapters.embedder import to_blob
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres import recall_sql
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import episodes, facts, semantic_members, semantic_memories
+from pipeline.core.vectors import to_blob
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.postgres.repository import BatchInfo, Repository
-from pipeline.core.models import Scope, Turn
-from scheduler.policy import Dispatch
+from pipeline.adapters.postgres.repository import Repository
+from pipeline.core.models import Dispatch, Scope, Turn
+from pipeline.core.review_records import BatchInfo
 
 pytestmark = pytest.mark.integration
 

@@ -56,7 +56,7 @@ def test_each_bench_takes_its_quick_and_full_sizes(bench: Benchmark) -> None:
 
 
 def test_every_bench_command_is_in_the_suite() -> None:
-    from pipeline.cli.main import bench_app
+    from pipeline.cli.bench import bench_app
 
     commands = {c.name for c in bench_app.registered_commands} - {"all"}
     assert commands == {b.name for b in suite.REGISTRY}
@@ -301,7 +301,8 @@ def test_the_commit_is_dirty_for_changed_code_but_not_for_the_suites_own_output(
 
 
 def test_locomo_figures_per_category_and_all_are_what_the_table_scores() -> None:
-    from bench.locomo import Table, category_figures
+    from bench.locomo import category_figures
+    from bench.locomo_data import Table
 
     table = Table("hybrid")
     table.add("tuned", 1, [("a",), ("b",)], ["a"])  # multi-hop: found

@@ -18,13 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.core.models import CorrectionHint, FactCandidate
-from pipeline.review.fact_extraction import (
-    EXPLICIT_CONFIDENCE,
-    METADATA_CONFIDENCE,
-    RULE_CONFIDENCE,
-    Extraction,
-    extract,
-)
+from pipeline.review.fact_extraction import METADATA_CONFIDENCE, Extraction, extract
+from pipeline.review.fact_rules import EXPLICIT_CONFIDENCE, RULE_CONFIDENCE
 from pipeline.review.llm_tasks import ALLOWED_ATTRIBUTES, OPEN_ATTRIBUTE_PREFIXES
 
 TS = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -8,9 +8,9 @@ from typing import Any, cast
 import pytest
 
 from pipeline.adapters.fakes import InMemoryVectorIndex
+from pipeline.adapters.indexer import drain_all
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.core.ports import IndexPoint
-from pipeline.runtime.indexer import drain_all
 
 
 class _Outbox:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from pipeline.cli import ingest_progress
 from pipeline.ingest.jsonl_file import IngestResult, ingest_file, read_jsonl
 
 
@@ -171,7 +174,7 @@ class FakePost:
 
 def ingest(path: Path, chunk: int) -> tuple[IngestResult, FakePost]:
     post = FakePost()
-    return ingest_file(path, post=post, chunk=chunk, console=quiet()), post
+    return ingest_file(path, post=post, chunk=chunk), post
 
 
 @pytest.mark.parametrize(
@@ -227,3 +230,28 @@ def test_ingesting_twice_gives_the_same_ids(tmp_path: Path) -> None:
     second, _ = ingest(path, 10)
     assert first.turn_ids == second.turn_ids
     assert len(set(first.turn_ids)) == 2
+
+
+def test_progress_is_told_the_lines_and_advanced_once_a_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [turn("t1"), "", "nope", turn("t2"), end()])
+    seen: list[str] = []
+
+    @contextmanager
+    def progress(total: int) -> Iterator[Callable[[], None]]:
+        seen.append(f"open {total}")
+        yield lambda: seen.append("line")
+        seen.append("closed")
+
+    post = FakePost()
+    result = ingest_file(path, post=post, chunk=2, progress=progress)
+    assert seen == ["open 4", "line", "line", "line", "line", "closed"]
+    assert result.pushed == 3
+
+
+def test_the_cli_shows_a_transient_bar_and_pushes_the_same(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [turn(f"t{i}") for i in range(5)])
+    post = FakePost()
+    console = quiet()
+    result = ingest_progress.ingest_file(path, post=post, chunk=2, console=console)
+    assert [len(c) for c in post.chunks] == [2, 2, 1]
+    assert result.turn_ids == [f"t{i}" for i in range(5)]

@@ -13,9 +13,10 @@ import pytest
 from rich.console import Console
 
 from bench.poisoning import evaluate, load_samples, run_poisoning_bench
-from pipeline.adapters.llm import InMemoryBudget, LLMSettings, OpenAICompatibleClient
+from pipeline.adapters.llm import InMemoryBudget, OpenAICompatibleClient
 from pipeline.adapters.llm_review import ClientReviewLLM
-from pipeline.adapters.postgres.review_writes import BatchEpisode
+from pipeline.core.config import LLMSettings
+from pipeline.core.review_records import BatchEpisode
 from pipeline.review import injection
 from pipeline.review.review_batch import _screen
 from tests.llm_stub import Reply, StubLLM

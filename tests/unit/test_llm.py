@@ -23,13 +23,13 @@ from pipeline.adapters.llm import (
     LLMBadAnswer,
     LLMBudgetExceeded,
     LLMRejected,
-    LLMSettings,
     LLMUnavailable,
     OpenAICompatibleClient,
     make_client,
     parse_retry_after,
     strip_fences,
 )
+from pipeline.core.config import LLMSettings
 from pipeline.core.errors import ConfigError, PermanentError, RetryableError
 from pipeline.core.models import FactCandidate, QualityScore
 from pipeline.review.llm_tasks import MAX_FACTS, JudgeVerdict, extract_facts, judge_quality

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.adapters.llm import InMemoryBudget, LLMSettings, OpenAICompatibleClient
+from pipeline.adapters.llm import InMemoryBudget, OpenAICompatibleClient
 from pipeline.adapters.llm_review import ClientReviewLLM
+from pipeline.core.config import LLMSettings
 from tests.llm_stub import Reply, StubLLM
 
 

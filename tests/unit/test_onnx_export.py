@@ -160,7 +160,7 @@ def test_an_unwritable_cache_is_a_config_error_naming_the_setting(tmp_path: Path
 def test_export_configured_exports_the_configured_backends_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.adapters.onnx_export import export_configured
+    from pipeline.adapters.embedding_export import export_configured
     from pipeline.core.config import get_settings
 
     monkeypatch.setenv("HINDSIGHT_EMBEDDING__CACHE_DIR", str(tmp_path))

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.core.models import Scope
+from pipeline.core.models import Dispatch, Scope, ScopeBacklog, SessionBacklog, Trigger
 from pipeline.core.vector_ids import point_id
-from scheduler.policy import Dispatch, ScopeBacklog, SessionBacklog, Trigger, decide, on_demand
+from scheduler.policy import decide, on_demand
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 BATCH = 30

@@ -6,6 +6,8 @@ import pytest
 
 from bench.locomo_data import normalise_evidence, recall_at_k
 from pipeline.core.models import Hit
+from pipeline.core.recall_rows import RecallEpisode
+from pipeline.recall import hits as recall_hits
 from pipeline.recall import hybrid as recall
 from pipeline.recall import lexical, ranking
 
@@ -117,7 +119,7 @@ def test_history_puts_superseded_statements_below_every_current_one_even_on_ties
         _hit("new", 0.0, ("t2",)),
         _hit("other", 0.4, ("t3",)),
     ]
-    ranked = sorted(recall._history_below_current(hits, 0.5), key=recall._rank_key, reverse=True)
+    ranked = sorted(recall_hits.history_below_current(hits, 0.5), key=recall_hits.rank_key, reverse=True)
     assert [h.id for h in ranked] == ["other", "new", "old"]
     assert ranked[-1].score == 0.0
 
@@ -130,7 +132,7 @@ def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_no
         _hit("member-a", 0.2, ("a",)),
         _hit("large", 0.1, (*tuple(f"t{i}" for i in range(20)), "x"), kind="semantic"),
     ]
-    out = recall._stand_in(hits, max_members=12)
+    out = recall_hits.stand_in(hits, max_members=12)
     assert [h.id for h in out] == ["small", "other", "large"]
     assert out[0].score == pytest.approx(0.9 * ranking.SEMANTIC_BOOST)  # lifted above its best member
     assert out[0].source_turn_ids == ("b", "a", "c")  # most relevant member first
@@ -138,10 +140,10 @@ def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_no
     assert out[2].score == 0.1  # a 21-turn memory keeps its own rank, and "other" keeps its place
 
 
-def _episode(weight: float, folded_into: int) -> recall.RecallEpisode:
+def _episode(weight: float, folded_into: int) -> RecallEpisode:
     from datetime import UTC, datetime
 
-    return recall.RecallEpisode(
+    return RecallEpisode(
         7, "t7", (), "s", "text", datetime(2024, 1, 1, tzinfo=UTC), "user", weight, False, folded_into
     )
 
@@ -155,8 +157,8 @@ def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
 ) -> None:
     weight = 1.0 if folded_into == 0 else 0.5  # what review leaves: members at member_weight
     tuning = recall.RecallTuning(stand_in_max=12, member_weight=0.5)
-    candidate = recall._Candidate(("episode", 7), fused=0.8)
-    hit = recall._hit(candidate, {7: _episode(weight, folded_into)}, {}, None, set(), tuning)
+    candidate = recall_hits.Candidate(("episode", 7), fused=0.8)
+    hit = recall_hits.to_hit(candidate, {7: _episode(weight, folded_into)}, {}, None, set(), tuning)
     assert hit is not None
     assert hit.explain is not None
     assert hit.explain["weight"] == expected_weight
@@ -185,13 +187,13 @@ def test_an_unfolded_member_gets_its_base_back_but_keeps_its_decay() -> None:
     from datetime import UTC, datetime
 
     # Member of a 300-turn memory (too big to stand in): base 0.5 (member weight), decayed to 0.125.
-    row = recall.RecallEpisode(
+    row = RecallEpisode(
         7, "t7", (), "s", "text", datetime(2024, 1, 1, tzinfo=UTC), "user", 0.125, False, 300, None, 0.5
     )
-    candidate = recall._Candidate(("episode", 7), fused=1.0)
+    candidate = recall_hits.Candidate(("episode", 7), fused=1.0)
     for exponent, expected in ((1.0, 0.25), (0.5, 0.5), (0.0, 1.0)):
         tuning = recall.RecallTuning(stand_in_max=12, member_weight=0.5, decay_exponent=exponent)
-        hit = recall._hit(candidate, {7: row}, {}, None, set(), tuning)
+        hit = recall_hits.to_hit(candidate, {7: row}, {}, None, set(), tuning)
         assert hit is not None
         assert hit.explain is not None
         assert hit.explain["weight"] == pytest.approx(expected)
@@ -240,15 +242,17 @@ def test_named_speaker_is_the_one_person_the_query_names() -> None:
 def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     from datetime import UTC, datetime
 
-    def row(id_: int, speaker: str) -> recall.RecallEpisode:
+    def row(id_: int, speaker: str) -> RecallEpisode:
         ts = datetime(2024, 1, 1, tzinfo=UTC)
-        return recall.RecallEpisode(id_, f"t{id_}", (), "s", "text", ts, "user", 1.0, False, 0, speaker)
+        return RecallEpisode(id_, f"t{id_}", (), "s", "text", ts, "user", 1.0, False, 0, speaker)
 
     tuning = recall.RecallTuning(speaker_boost=1.5)
     rows = {1: row(1, "Caroline"), 2: row(2, "Melanie")}
-    own = recall._hit(recall._Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, "Caroline")
-    other = recall._hit(
-        recall._Candidate(("episode", 2), fused=0.8), rows, {}, None, set(), tuning, "Caroline"
+    own = recall_hits.to_hit(
+        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, "Caroline"
+    )
+    other = recall_hits.to_hit(
+        recall_hits.Candidate(("episode", 2), fused=0.8), rows, {}, None, set(), tuning, "Caroline"
     )
     assert own is not None
     assert other is not None
@@ -256,7 +260,9 @@ def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     assert other.score == pytest.approx(0.8)
     assert own.explain is not None
     assert own.explain["speaker_boost"] == 1.5
-    unnamed = recall._hit(recall._Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, None)
+    unnamed = recall_hits.to_hit(
+        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, None
+    )
     assert unnamed is not None
     assert unnamed.score == pytest.approx(0.6)
 
@@ -282,10 +288,12 @@ def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> No
 
     store = Store()
     candidates = {
-        (e, 2): recall._Candidate((e, 2), lexical=3.0, lexical_rank=1),
-        (e, 4): recall._Candidate((e, 4), lexical=0.1, lexical_rank=60),  # beyond dense_lexical: no cosine
-        (e, 3): recall._Candidate((e, 3), dense=0.1),
-        ("semantic", 9): recall._Candidate(("semantic", 9), dense=0.4),
+        (e, 2): recall_hits.Candidate((e, 2), lexical=3.0, lexical_rank=1),
+        (e, 4): recall_hits.Candidate(
+            (e, 4), lexical=0.1, lexical_rank=60
+        ),  # beyond dense_lexical: no cosine
+        (e, 3): recall_hits.Candidate((e, 3), dense=0.1),
+        ("semantic", 9): recall_hits.Candidate(("semantic", 9), dense=0.4),
     }
     adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
@@ -311,11 +319,11 @@ def test_session_prior_lifts_candidates_by_the_best_other_match_of_their_session
             return {(e, 1): "s1", (e, 2): "s1", (e, 3): "s2", (e, 4): "s1"}
 
     candidates = {
-        (e, 1): recall._Candidate((e, 1), fused=1.0),
-        (e, 2): recall._Candidate((e, 2), fused=0.4),
-        (e, 3): recall._Candidate((e, 3), fused=0.5),  # alone in its session: nothing to gain
-        (e, 4): recall._Candidate((e, 4), fused=0.0),
-        ("semantic", 9): recall._Candidate(("semantic", 9), fused=0.6),  # no session
+        (e, 1): recall_hits.Candidate((e, 1), fused=1.0),
+        (e, 2): recall_hits.Candidate((e, 2), fused=0.4),
+        (e, 3): recall_hits.Candidate((e, 3), fused=0.5),  # alone in its session: nothing to gain
+        (e, 4): recall_hits.Candidate((e, 4), fused=0.0),
+        ("semantic", 9): recall_hits.Candidate(("semantic", 9), fused=0.6),  # no session
     }
     recall._session_prior(candidates, Lexicon(), "a", "u", 0.25)  # type: ignore[arg-type]
     fused = {k: c.fused for k, c in candidates.items()}
@@ -345,9 +353,9 @@ def test_dense_rescore_takes_cosines_from_the_lexicon_s_vectors_without_reading_
             return {k: np.asarray(held[k], dtype=np.float32) for k in keys if k in held}  # type: ignore[attr-defined]
 
     candidates = {
-        (e, 1): recall._Candidate((e, 1), dense=0.6, dense_rank=1),
-        (e, 2): recall._Candidate((e, 2), lexical=4.0, lexical_rank=150),  # no cosine from the index
-        (e, 3): recall._Candidate((e, 3), lexical=5.0, lexical_rank=1),
+        (e, 1): recall_hits.Candidate((e, 1), dense=0.6, dense_rank=1),
+        (e, 2): recall_hits.Candidate((e, 2), lexical=4.0, lexical_rank=150),  # no cosine from the index
+        (e, 3): recall_hits.Candidate((e, 3), lexical=5.0, lexical_rank=1),
     }
     query = np.array([1.0, 0.0], dtype=np.float32)
     tuning = recall.RecallTuning()  # the defaults re-score every candidate
@@ -370,8 +378,8 @@ def test_dense_rescore_keeps_the_index_cosine_of_a_turn_the_lexicon_holds_no_vec
             return {(e, 2): np.asarray([0.0, 1.0], dtype=np.float32)}
 
     candidates = {
-        (e, 1): recall._Candidate((e, 1), dense=0.56, dense_rank=1),  # re-heated: no held vector
-        (e, 2): recall._Candidate((e, 2), dense=0.05, dense_rank=2),
+        (e, 1): recall_hits.Candidate((e, 1), dense=0.56, dense_rank=1),  # re-heated: no held vector
+        (e, 2): recall_hits.Candidate((e, 2), dense=0.05, dense_rank=2),
     }
     query = np.array([1.0, 0.0], dtype=np.float32)
     out = recall._dense_in_context(None, Lexicon(), query, candidates, {}, "a", "u", recall.RecallTuning())  # type: ignore[arg-type]

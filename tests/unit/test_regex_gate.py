@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.review import fact_extraction, injection, quality
+from pipeline.review import fact_rules, injection, quality_lexicon
 from pipeline.review.regex_gate import Gate, GatedPattern, GateSet, lower_for_gates, required_literals
 
 INJECTIONS = Path(__file__).resolve().parents[2] / "bench" / "data" / "injections.jsonl"
 
 
 def _tables() -> list[re.Pattern[str]]:
-    patterns = [f.pattern for f in injection.FEATURES] + [r.pattern for r in fact_extraction._RULES]
-    for value in vars(quality).values():
+    patterns = [f.pattern for f in injection.FEATURES] + [r.pattern for r in fact_rules._RULES]
+    for value in vars(quality_lexicon).values():
         if isinstance(value, GatedPattern):
             patterns.append(value.pattern)
         elif isinstance(value, tuple):

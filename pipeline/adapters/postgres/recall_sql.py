@@ -8,39 +8,10 @@ from datetime import datetime
 
 from sqlalchemy import Engine, text
 
-from pipeline.adapters.embedder import from_blob
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.core.ports import Vector
-
-
-@dataclass(frozen=True, slots=True)
-class RecallEpisode:
-    id: int
-    turn_id: str
-    merged_turn_ids: tuple[str, ...]
-    session_id: str
-    content: str
-    ts: datetime
-    source: str
-    weight: float
-    # Every fact this turn stated was closed before `as_of` or retracted: it asserts what is no longer true.
-    superseded: bool
-    # Members of the smallest open semantic memory this episode is folded into (0: none): recall undoes
-    # the consolidation penalty when that memory is too big to stand in for it.
-    folded_into: int = 0
-    speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
-    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
-
-
-@dataclass(frozen=True, slots=True)
-class SemanticRow:
-    id: int
-    text: str
-    weight: float
-    valid_from: datetime
-    valid_to: datetime | None
-    turn_ids: tuple[str, ...]
-    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
+from pipeline.core.recall_rows import FactHit, RecallEpisode, SemanticRow
+from pipeline.core.vectors import from_blob
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +25,6 @@ class LexicalDoc:
     changed_at: datetime
     embedding: bytes | None = None  # float32 little-endian, when asked for
     restored: bool = False  # read because it came back from cold storage since (restored_at)
-
-
-@dataclass(frozen=True, slots=True)
-class FactHit:
-    entity: str
-    attribute: str
-    value: str
-    turn_ids: tuple[str, ...]
 
 
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,62 +10,9 @@ from sqlalchemy import LargeBinary, bindparam, func, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
-from pipeline.adapters.postgres.semantic_writes import (
-    MemoryWrite,
-    Outbox,
-    retire_superseded,
-    write_memories,
-)
+from pipeline.adapters.postgres.semantic_writes import Outbox, retire_superseded, write_memories
 from pipeline.adapters.postgres.tables import EPISODE, episodes
-from pipeline.core.models import CorrectionHint, FactCandidate
-
-
-@dataclass(frozen=True, slots=True)
-class BatchEpisode:
-    id: int
-    turn_id: str
-    session_id: str
-    role: str
-    source: str
-    content: str
-    ts: datetime
-    metadata: dict[str, Any]
-    status: str
-    embedding: bytes | None
-    quarantine: dict[str, Any] | None = None  # the detector's verdict, once quarantined (and released)
-
-    @property
-    def core(self) -> bool:
-        return self.metadata.get("core") is True
-
-    @property
-    def released(self) -> bool:
-        """A person released it from quarantine: it is reviewed normally, without the detector."""
-        return bool(self.quarantine and self.quarantine.get("released_at"))
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeDecision:
-    id: int
-    status: str  # kept | cold | merged | quarantined
-    quality: dict[str, Any] | None
-    merged_into: int | None
-    core: bool
-    quarantine: dict[str, Any] | None = None  # the detector's verdict, for a quarantined turn
-
-
-@dataclass
-class ReviewWrite:
-    embeddings: dict[int, bytes] = field(default_factory=dict)
-    decisions: Sequence[EpisodeDecision] = ()
-    # Kept memories outside the batch that a newer batch turn supersedes as a near-duplicate: loser -> survivor.
-    outside_merges: dict[int, int] = field(default_factory=dict)
-    facts: Sequence[FactCandidate] = ()
-    hints: Sequence[CorrectionHint] = ()
-    memories: Sequence[MemoryWrite] = ()
-    member_weight: float = 0.5
-    min_members: int = 3
-    summarise: Callable[[list[str], list[int]], str] | None = None
+from pipeline.core.review_records import EpisodeDecision, ReviewWrite
 
 
 def scope_lock_key(agent_id: str, user_id: str) -> int:

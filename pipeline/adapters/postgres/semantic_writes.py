@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,16 +10,10 @@ import numpy as np
 from sqlalchemy import insert, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from pipeline.adapters.embedder import from_blob, to_blob
 from pipeline.adapters.postgres.tables import SEMANTIC, episodes, semantic_members, semantic_memories
-from pipeline.review.consolidation import MemoryPlan, centroid
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryWrite:
-    plan: MemoryPlan
-    text: str
-    method: str  # extractive | llm
+from pipeline.core.review_records import MemoryPlan, MemoryWrite
+from pipeline.core.vectors import from_blob, to_blob
+from pipeline.review.consolidation import centroid
 
 
 class Outbox:

@@ -14,17 +14,17 @@ from collections.abc import Sequence
 
 import psycopg
 
-from pipeline.adapters.postgres.repository import OUTBOX_CHANNEL, Repository
+from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.core.errors import HindsightError
 from pipeline.core.logging import get_logger
-from pipeline.core.ports import IndexPoint, VectorIndex
+from pipeline.core.ports import IndexPoint, OutboxStore, VectorIndex
 
 log = get_logger(__name__)
 # Longest wait between reconnects while PostgreSQL is down: a longer one only delays recovery.
 MAX_BACKOFF_S = 10.0
 
 
-def drain_once(repo: Repository, index: VectorIndex, *, limit: int) -> int:
+def drain_once(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
     """Apply up to `limit` outbox rows to the index. Returns how many rows were applied."""
 
     def apply(upserts: Sequence[IndexPoint], deletes: Sequence[str]) -> None:
@@ -36,7 +36,7 @@ def drain_once(repo: Repository, index: VectorIndex, *, limit: int) -> int:
     return repo.process_outbox(limit, apply)
 
 
-def drain_all(repo: Repository, index: VectorIndex, *, limit: int) -> int:
+def drain_all(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
     """Drain until a pass takes fewer than `limit` rows: the outbox held no more when it looked (rows
     queued since come with their own NOTIFY). Draining until a pass found nothing cost every wake-up
     one more transaction."""
@@ -51,7 +51,7 @@ def drain_all(repo: Repository, index: VectorIndex, *, limit: int) -> int:
 class Indexer:
     """Runs `drain_all` whenever the outbox may have work, until `stop()`."""
 
-    def __init__(self, repo: Repository, index: VectorIndex, *, dsn: str, poll_s: float, batch: int) -> None:
+    def __init__(self, repo: OutboxStore, index: VectorIndex, *, dsn: str, poll_s: float, batch: int) -> None:
         self.repo = repo
         self.index = index
         self.dsn = dsn

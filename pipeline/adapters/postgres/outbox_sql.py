@@ -1,0 +1,137 @@
+"""The outbox's SQL: the indexer drains index_outbox into the vector index; reindex and watermarks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.orm import Session
+
+from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.store import SqlStore
+from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC, episodes, index_outbox, semantic_memories
+from pipeline.core.ports import IndexPoint
+from pipeline.core.vector_ids import point_id
+from pipeline.core.vectors import from_blob
+
+# Sent on commit by a review (and by a reindex): the indexer LISTENs on it.
+OUTBOX_CHANNEL = "hindsight_outbox"
+
+
+class OutboxQueries(SqlStore):
+    """index_outbox: what the indexer relays (the OutboxStore port), its lag and watermark, a full reindex."""
+
+    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
+        """Take up to `limit` outbox rows, hand the points' current state to `apply`, then delete the rows.
+
+        `apply(upserts, deletes)` runs inside the transaction: if it raises, the rows stay for a retry.
+        """
+        o = index_outbox
+        with translate_errors(), self._sessions.begin() as s:
+            rows = s.execute(
+                select(o.c.id, o.c.kind, o.c.ref_id)
+                .order_by(o.c.id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            ).all()
+            if not rows:
+                return 0
+            refs = sorted({(r.kind, r.ref_id) for r in rows})
+            # Serialise indexers per point, so an older state can never overwrite a newer one.
+            keys = [hash_ref(k, i) for k, i in refs]
+            s.execute(
+                text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k ORDER BY k"),
+                {"keys": keys},
+            )
+            upserts = _indexable_points(
+                s, [i for k, i in refs if k == EPISODE], [i for k, i in refs if k == SEMANTIC]
+            )
+            found = {(p.payload["kind"], p.payload["ref_id"]) for p in upserts}
+            deletes = [point_id(k, i) for k, i in refs if (k, i) not in found]
+            apply(upserts, deletes)
+            s.execute(delete(o).where(o.c.id.in_([r.id for r in rows])))
+            return len(rows)
+
+    def outbox_lag(self) -> tuple[int, float]:
+        """(rows waiting, age in seconds of the oldest)."""
+        o = index_outbox
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(
+                select(func.count(), func.extract("epoch", func.now() - func.min(o.c.created_at)))
+            ).one()
+            return int(row[0]), float(row[1] or 0.0)
+
+    def outbox_position(self, through: int | None = None) -> dict[str, int]:
+        """Where the outbox stands: rows waiting, the newest id queued (0 when empty) and, with `through`,
+        the rows waiting at or below that id. A caller that reads `head` once its own writes committed can
+        wait for `through=head` to reach 0: that is its work indexed, however busy the rest of the
+        queue keeps (ids are taken at insert, so rows queued later sort above it)."""
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT count(*) AS pending, coalesce(max(id), 0) AS head, "
+                    "count(*) FILTER (WHERE id <= :through) AS through FROM index_outbox"
+                ),
+                {"through": through if through is not None else -1},
+            ).one()
+        out = {"pending": int(row.pending), "head": int(row.head)}
+        if through is not None:
+            out["through"] = int(row.through)
+        return out
+
+    def enqueue_reindex(self) -> int:
+        """Queue every episode and semantic memory for the indexer (rebuilds the index from this store)."""
+        with translate_errors(), self._sessions.begin() as s:
+            n = s.execute(
+                text(
+                    "INSERT INTO index_outbox (kind, ref_id) "
+                    "SELECT 'episode', id FROM episodes UNION ALL SELECT 'semantic', id FROM semantic_memories"
+                )
+            )
+            s.execute(text("SELECT pg_notify(:c, 'reindex')"), {"c": OUTBOX_CHANNEL})
+            return int(getattr(n, "rowcount", 0) or 0)
+
+    def indexable_point_ids(self) -> set[str]:
+        e = episodes
+        with translate_errors(), self.engine.connect() as conn:
+            ids = conn.scalars(select(e.c.id).where(e.c.status == "kept", e.c.embedding.is_not(None)))
+            m = semantic_memories
+            sids = conn.scalars(
+                select(m.c.id).where(m.c.valid_to.is_(None), m.c.status == "kept", m.c.embedding.is_not(None))
+            )
+            return {point_id(EPISODE, i) for i in ids} | {point_id(SEMANTIC, i) for i in sids}
+
+
+def hash_ref(kind: str, ref_id: int) -> int:
+    """A stable signed 64-bit advisory-lock key for one point."""
+    return (ref_id << 1 | (1 if kind == SEMANTIC else 0)) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+_INDEXABLE = text(
+    """
+    SELECT 'episode' AS kind, id, agent_id, user_id, embedding
+    FROM episodes WHERE id = ANY(:episodes) AND status = 'kept' AND embedding IS NOT NULL
+    UNION ALL
+    SELECT 'semantic', id, agent_id, user_id, embedding
+    FROM semantic_memories
+    WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
+    """
+)
+
+
+def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int]) -> list[IndexPoint]:
+    """The current state of the points that belong in the index; anything else asked about is deleted.
+
+    The payload holds what the index filters by (the scope) and what maps a hit back to its row (kind,
+    ref_id); nothing that changes while the point stays (weight, status), which would go stale or cost a
+    rewrite each time. Recall reads the rest from PostgreSQL, where it is current.
+    """
+    rows = s.execute(_INDEXABLE, {"episodes": episode_ids, "semantic": semantic_ids})
+    return [
+        IndexPoint(
+            id=point_id(r.kind, r.id),
+            vector=from_blob(r.embedding),  # the adapter checks and converts it once
+            payload={"kind": r.kind, "ref_id": r.id, "agent_id": r.agent_id, "user_id": r.user_id},
+        )
+        for r in rows
+    ]

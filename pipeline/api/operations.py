@@ -1,0 +1,98 @@
+"""Operating the pipeline: review now, progress of turns and batches, rebuild the vector index, counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import Deps
+from pipeline.core.authz import SHARED, SYSTEM
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import Scope
+from pipeline.ingest.validation import utcnow
+from scheduler.policy import on_demand
+
+router = APIRouter()
+
+
+class ReviewRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"agent_id": "support-bot", "user_id": "u42", "full": False}]}
+    )
+
+    agent_id: str | None = None
+    user_id: str | None = None
+    full: bool = False
+
+
+class ProgressRequest(BaseModel):
+    turn_ids: list[str] = Field(default_factory=list, max_length=100_000)
+    batch_ids: list[int] = Field(default_factory=list, max_length=100_000)
+    # An `outbox_head` read earlier: how many of the index updates queued up to it still wait.
+    outbox_through: int | None = Field(None, ge=0)
+
+
+@router.post("/v1/review", status_code=202)
+def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
+    """Claim and dispatch whatever is pending (one scope or all), without waiting for a trigger."""
+    if (body.agent_id is None) != (body.user_id is None):
+        raise InvalidTurn("agent_id and user_id: give both or neither")
+    guard(caller, body.agent_id, body.user_id, "write")  # no scope = every scope: operators only
+    scope = Scope(body.agent_id, body.user_id) if body.agent_id and body.user_id else None
+    batch_ids: list[int] = []
+    for d in on_demand(deps.repo.backlog(), full=body.full, scope=scope):
+        # A full review of a large backlog spans several batches of at most claim_limit episodes.
+        while (batch_id := deps.repo.claim(d, min_count=1, limit=deps.claim_limit)) is not None:
+            deps.dispatch(batch_id)
+            batch_ids.append(batch_id)
+            if d.kind == "light":
+                break
+    if batch_ids:
+        deps.repo.mark_dispatched(batch_ids, utcnow())
+    return {"batch_ids": batch_ids}
+
+
+@router.post("/v1/progress")
+def progress(deps: Deps, caller: Caller, body: ProgressRequest) -> dict[str, Any]:
+    # A key counts only what it may read: another agent's turn ids neither count nor show they exist.
+    agents = None if caller.is_admin else [a for a in (caller.agent_id, SHARED, SYSTEM) if a is not None]
+    out: dict[str, Any] = {}
+    if body.turn_ids:
+        out["turns"] = deps.repo.turn_progress(body.turn_ids, agents)
+    if body.batch_ids:
+        out["batches"] = deps.repo.batch_progress(body.batch_ids, agents)
+    # Read after the batches: a batch's index updates commit with its "done", so a head read now covers them.
+    outbox = deps.repo.outbox_position(body.outbox_through)
+    out["outbox_pending"], out["outbox_head"] = outbox["pending"], outbox["head"]
+    if "through" in outbox:
+        out["outbox_pending_through"] = outbox["through"]
+    return out
+
+
+@router.post("/v1/reindex", status_code=202)
+def reindex(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """Rebuild the vector index from PostgreSQL: drop points the store does not know, re-queue the rest."""
+    guard(caller, None, None, "admin")
+    orphans = sorted(deps.index.ids() - deps.repo.indexable_point_ids())
+    if orphans:
+        deps.index.delete(orphans)
+    queued = deps.repo.enqueue_reindex()
+    return {
+        "queued": queued,
+        "orphans_deleted": len(orphans),
+        "outbox_through": deps.repo.outbox_position()["head"],
+    }
+
+
+@router.get("/v1/stats")
+def stats(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """Deployment-wide counts (operators only when keys are on)."""
+    guard(caller, None, None, "admin")
+    return {
+        **deps.repo.stats(),
+        "stream": deps.stream.stats(deps.settings.scheduler_group),
+        "index": {"points": deps.index.count()},
+    }

@@ -1,0 +1,436 @@
+"""`hindsight bench ...`: one command per benchmark of the bench/ harness, and `all` to run the suite.
+
+Each command imports its bench module when it runs, never at import time: importing pipeline.cli must not
+import the bench package (nor what it pulls in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.support import example, fail, load_settings, out
+from pipeline.core.config import EMBEDDING_BACKENDS
+from pipeline.core.logging import configure_logging
+
+bench_app = typer.Typer(
+    no_args_is_help=True,
+    help="Benchmarks; each writes its figures to BENCHMARKS.md.",
+    epilog=example("hindsight bench ingest --n 2000"),
+)
+
+# Options every bench that reads LoCoMo or writes BENCHMARKS.md shares.
+LocomoData = Annotated[Path | None, typer.Option(help="LoCoMo locomo10.json (read in place)")]
+WriteBenchmarks = Annotated[bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md")]
+
+
+@bench_app.command("ingest", epilog=example("hindsight bench ingest --n 2000 --rounds 3"))
+def bench_ingest(
+    n: Annotated[int, typer.Option(help="turns per measurement")] = 5000,
+    rounds: Annotated[int, typer.Option(help="interleaved rounds of each measurement")] = 3,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """write_memory latency against a raw XADD of the same payload, and pipelined throughput."""
+    from bench.ingest import run_ingest_bench
+
+    run_ingest_bench(load_settings(), n=n, rounds=rounds, write=write, console=out)
+
+
+@bench_app.command("decay", epilog=example("hindsight bench decay --rows 100000 --no-write"))
+def bench_decay(
+    rows: Annotated[int, typer.Option(min=10_000, help="memory rows in all (~95% episodes)")] = 1_000_000,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_DECAY_DATABASE_URL",
+            help="disposable database, TRUNCATEd and refilled (default: hindsight_bench_decay on 127.0.0.1)",
+        ),
+    ] = None,
+    chunk: Annotated[
+        list[int] | None, typer.Option(min=1000, help="run_decay chunk sizes to compare; repeatable")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """The decay pass over a million memory rows, next to a plain UPDATE of the same rows."""
+    from bench import decay as bench
+
+    bench.run_decay_bench(
+        load_settings(),
+        rows=rows,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        chunks=chunk or list(bench.DEFAULT_CHUNKS),
+        write=write,
+        console=out,
+    )
+
+
+BENCH_PARTS = ("full", "batching", "e2e")
+
+
+@bench_app.command("review", epilog=example("hindsight bench review --part full --episodes 2000 --no-write"))
+def bench_review(
+    episodes: Annotated[
+        int, typer.Option(min=100, help="kept, embedded episodes of the scope a full review clusters")
+    ] = 10_000,
+    turns: Annotated[int, typer.Option(min=30, help="turns pushed through the real pipeline")] = 3000,
+    data: LocomoData = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_DATABASE_URL", help="disposable database, TRUNCATEd per part"),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_REDIS_URL", help="disposable Redis db, FLUSHDBed per part"),
+    ] = None,
+    part: Annotated[
+        list[str] | None, typer.Option(help=f"run only these parts ({', '.join(BENCH_PARTS)}); repeatable")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only when every part ran)")] = True,
+) -> None:
+    """Full review of a big scope, one batch vs single reviews, and end-to-end turns/s vs the raw embedder."""
+    from bench import review as bench
+
+    parts = part or list(BENCH_PARTS)
+    unknown = sorted(set(parts) - set(BENCH_PARTS))
+    if unknown:
+        fail(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(BENCH_PARTS)}")
+    from bench.locomo_data import DEFAULT_DATA
+
+    bench.run_review_bench(
+        load_settings(),
+        episodes=episodes,
+        turns=turns,
+        data=data or DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        parts=parts,
+        write=write,
+        console=out,
+    )
+
+
+def _backend(value: str | None) -> str | None:
+    if value is not None and value not in EMBEDDING_BACKENDS:
+        fail(f"unknown embedding backend {value!r}; choose from {', '.join(EMBEDDING_BACKENDS)}")
+    return value
+
+
+@bench_app.command("scaling", epilog=example("hindsight bench scaling --turns 3000 --rounds 4"))
+def bench_scaling(
+    turns: Annotated[int, typer.Option(min=30, help="LoCoMo turns pushed through the stack per run")] = 3000,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="rounds of (1 worker, 2 workers), order alternating; a 2-core machine shared with other work "
+            "moved the ratio by 0.1 between runs of 2 rounds",
+        ),
+    ] = 4,
+    data: LocomoData = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="disposable database instead of a private embedded PostgreSQL (its CPU is then not measured)"
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    embedding_backend: Annotated[
+        str | None,
+        typer.Option(
+            help="torch, onnx or onnx-int8 (default: torch, one thread per worker, as the target is set)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md and docs/bench/scaling.png")] = True,
+) -> None:
+    """1 against 2 review workers through the real stack, per-turn CPU by role, and the scaling model."""
+    from bench import scaling
+    from bench.locomo_data import DEFAULT_DATA
+
+    scaling.run_scaling_bench(
+        load_settings(),
+        turns=turns,
+        rounds=rounds,
+        data=data or DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+        backend=_backend(embedding_backend),
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("soak", epilog=example("hindsight bench soak --turns 10000 --no-write"))
+def bench_soak(
+    turns: Annotated[int, typer.Option(min=100, help="turns fed through the stack")] = 200_000,
+    workers: Annotated[int, typer.Option(min=1, help="review workers")] = 2,
+    rate: Annotated[
+        float, typer.Option(min=0, help="turns/s to feed; 0 = as fast as the stack drains")
+    ] = 0.0,
+    window: Annotated[int, typer.Option(min=100, help="most turns fed but not yet reviewed")] = 3000,
+    bad_every: Annotated[
+        int, typer.Option(min=0, help="inject one malformed entry per this many turns (0 = none)")
+    ] = 1000,
+    sample_s: Annotated[float, typer.Option(min=0.5, help="seconds between memory samples")] = 5.0,
+    data: LocomoData = None,
+    database_url: Annotated[
+        str | None, typer.Option(help="disposable database instead of a private embedded PostgreSQL")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    embedding_backend: Annotated[
+        str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md and docs/bench/soak.png")] = True,
+) -> None:
+    """Feed many turns through scheduler, workers and indexer; check nothing is lost and memory stays bounded."""
+    from bench import soak
+    from bench.locomo_data import DEFAULT_DATA
+
+    result = soak.run_soak_bench(
+        load_settings(),
+        turns=turns,
+        workers=workers,
+        rate=rate,
+        window=window,
+        bad_every=bad_every,
+        sample_s=sample_s,
+        data=data or DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+        backend=_backend(embedding_backend),
+        write=write,
+        console=out,
+    )
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@bench_app.command("poisoning", epilog=example("hindsight bench poisoning --no-write"))
+def bench_poisoning(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="locomo10.json (benign traffic; default: the shared copy)")
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
+    from bench import poisoning
+    from bench.locomo_data import DEFAULT_DATA
+
+    results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
+    if results["attacks"][2] < poisoning.ATTACK_TARGET or results["locomo"][2] > poisoning.LOCOMO_TARGET:
+        fail("poisoning targets missed (see above)")
+
+
+@bench_app.command("locomo", epilog=example("hindsight bench locomo --reuse --no-write"))
+def bench_locomo(
+    data: LocomoData = None,
+    conversations: Annotated[
+        list[str] | None, typer.Option("--conversations", help="only these sample ids (repeatable)")
+    ] = None,
+    reuse: Annotated[
+        bool, typer.Option(help="skip ingest+review when the bench database holds the same data fingerprint")
+    ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="also score these ranking variants (see bench/locomo_eval.py)"),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="disposable database (TRUNCATEd on ingest)"
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_REDIS_URL", help="disposable Redis db (FLUSHDBed on ingest)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only for all conversations)")] = True,
+) -> None:
+    """Evidence recall@5/@10 of the real pipeline on LoCoMo, beside BM25 and dense-only."""
+    from bench import locomo as bench
+
+    bench.run_locomo_bench(
+        load_settings(),
+        data=data or bench.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        conversations=conversations,
+        reuse=reuse,
+        variants=variant or [],
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
+def bench_recall(
+    n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,
+    queries: Annotated[int, typer.Option(min=20, help="LoCoMo questions asked (each timed both ways)")] = 300,
+    data: LocomoData = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_LOCOMO_DATABASE_URL", help="bench database (its own scope only)"
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Recall p95 at 100k memories in one scope vs query embedding + raw vector search p95."""
+    from bench import locomo
+    from bench import recall_latency as bench
+
+    bench.run_recall_bench(
+        load_settings(),
+        n=n,
+        queries=queries,
+        data=data or locomo.DEFAULT_DATA,
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("month", epilog=example("hindsight bench month --days 3 --turns-per-day 300 --no-write"))
+def bench_month(
+    days: Annotated[int, typer.Option(min=1, help="simulated days")] = 30,
+    turns_per_day: Annotated[int, typer.Option(min=10, help="turns the agent serves a day")] = 1000,
+    data: LocomoData = None,
+    review_database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_MONTH_REVIEW_DATABASE_URL",
+            help="disposable database of the reviewed side (TRUNCATEd; default hindsight_bench_month_review)",
+        ),
+    ] = None,
+    raw_database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_MONTH_RAW_DATABASE_URL",
+            help="disposable database of the raw side (TRUNCATEd; default hindsight_bench_month_raw)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_MONTH_REDIS_URL", help="disposable Redis db (FLUSHDBed)"),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of the traffic generator")] = 7,
+    write: Annotated[
+        bool, typer.Option("--write/--no-write", help="update BENCHMARKS.md and docs/bench/month.png")
+    ] = True,
+) -> None:
+    """A simulated month of one agent's traffic with review and decay, against the same traffic stored raw."""
+    from bench import month as bench
+    from bench.locomo_data import DEFAULT_DATA
+
+    bench.run_month_bench(
+        load_settings(),
+        days=days,
+        turns_per_day=turns_per_day,
+        data=data or DEFAULT_DATA,
+        review_database_url=review_database_url or bench.REVIEW_DATABASE_URL,
+        raw_database_url=raw_database_url or bench.RAW_DATABASE_URL,
+        redis_url=redis_url or bench.REVIEW_REDIS_URL,
+        seed=seed,
+        write=write,
+        console=out,
+    )
+
+
+@bench_app.command("embed", epilog=example("hindsight bench embed --n 300 --rounds 2 --no-write"))
+def bench_embed(
+    n: Annotated[int, typer.Option(min=64, help="LoCoMo turns per throughput measurement")] = 1000,
+    rounds: Annotated[int, typer.Option(min=1, help="interleaved rounds; the best of each counts")] = 4,
+    data: LocomoData = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
+    from bench import embed as bench
+    from bench.locomo_data import DEFAULT_DATA
+
+    bench.run_embed_bench(
+        load_settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
+    )
+
+
+@bench_app.command("faults", epilog=example("hindsight bench faults -k outages --no-write"))
+def bench_faults(
+    select: Annotated[
+        str | None, typer.Option("-k", help="only the scenarios matching this pytest expression")
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Outage recovery times, the SIGKILL storm and the 50,000-turn backlog (the tests/faults scenarios)."""
+    from bench import faults
+
+    faults.run_faults_bench(write=write, console=out, select=select)
+
+
+@bench_app.command(
+    "all",
+    epilog=example(
+        "hindsight bench all --quick --no-write", "hindsight bench all --only ingest --only decay"
+    ),
+)
+def bench_all(
+    quick: Annotated[bool, typer.Option(help="smoke sizes: the whole suite in a few minutes")] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="show the benches, their sizes and what they write to; run nothing")
+    ] = False,
+    only: Annotated[list[str] | None, typer.Option(help="run only these benches (repeatable)")] = None,
+    skip: Annotated[list[str] | None, typer.Option(help="leave these benches out (repeatable)")] = None,
+    write: Annotated[
+        bool | None,
+        typer.Option(
+            "--write/--no-write",
+            help="update BENCHMARKS.md and docs/bench/*.png (default: yes at full sizes, no with --quick)",
+        ),
+    ] = None,
+    data: LocomoData = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_DATABASE_URL",
+            help="one disposable database for every bench, in place of each bench's own (TRUNCATEd)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_ALL_REDIS_URL",
+            help="one disposable Redis db for every bench, in place of each bench's own (FLUSHDBed)",
+        ),
+    ] = None,
+) -> None:
+    """Every benchmark in turn (cheap first), a summary table, and BENCHMARKS.md with charts and the machine.
+
+    A bench that fails is reported and the rest still run; the exit code is then 1 and the last line on stderr
+    names the benches that failed.
+    """
+    from bench import suite
+
+    settings = load_settings()
+    configure_logging("WARNING", settings.log_json)  # the output is the benches' tables and the summary
+    ctx = suite.Context(
+        settings=settings,
+        console=out,
+        write=(not quick) if write is None else write,
+        data=data or suite.DEFAULT_DATA,
+        database_url=database_url,
+        redis_url=redis_url,
+    )
+    if list_:
+        out.print(suite.describe(suite.REGISTRY, ctx))
+        return
+    result = suite.run_suite(ctx, quick=quick, only=only or [], skip=skip or [])
+    if result.failed:
+        fail(f"failed: {', '.join(result.failed)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="bench")

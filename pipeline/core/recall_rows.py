@@ -1,0 +1,50 @@
+"""What recall reads back from the store: the rows a recall hydrates its candidates into (values, no I/O).
+
+The store adapters (pipeline/adapters/postgres/) build them; the recall use case (pipeline/recall/) ranks
+them. The ports that return them are in pipeline/core/ports.py (with ColdMemory, a cold row's shape).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+MemoryKey = tuple[str, int]  # (kind: EPISODE | SEMANTIC, ref id): a memory as the index and lexicon name it
+
+
+@dataclass(frozen=True, slots=True)
+class RecallEpisode:
+    id: int
+    turn_id: str
+    merged_turn_ids: tuple[str, ...]
+    session_id: str
+    content: str
+    ts: datetime
+    source: str
+    weight: float
+    # Every fact this turn stated was closed before `as_of` or retracted: it asserts what is no longer true.
+    superseded: bool
+    # Members of the smallest open semantic memory this episode is folded into (0: none): recall undoes
+    # the consolidation penalty when that memory is too big to stand in for it.
+    folded_into: int = 0
+    speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
+    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticRow:
+    id: int
+    text: str
+    weight: float
+    valid_from: datetime
+    valid_to: datetime | None
+    turn_ids: tuple[str, ...]
+    base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
+
+
+@dataclass(frozen=True, slots=True)
+class FactHit:
+    entity: str
+    attribute: str
+    value: str
+    turn_ids: tuple[str, ...]

@@ -1,0 +1,135 @@
+"""What a review reads and writes: the values the review use case and its store (the ReviewStore port)
+exchange. Frozen where they can be, no I/O; the PostgreSQL adapter builds and applies them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pipeline.core.models import CorrectionHint, FactCandidate
+from pipeline.core.vectors import Vector
+
+# -- what a review reads -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    """A claimed batch, as a review starts it."""
+
+    id: int
+    agent_id: str
+    user_id: str
+    session_id: str | None
+    kind: str
+    trigger: str
+    status: str
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchEpisode:
+    id: int
+    turn_id: str
+    session_id: str
+    role: str
+    source: str
+    content: str
+    ts: datetime
+    metadata: dict[str, Any]
+    status: str
+    embedding: bytes | None
+    quarantine: dict[str, Any] | None = None  # the detector's verdict, once quarantined (and released)
+
+    @property
+    def core(self) -> bool:
+        return self.metadata.get("core") is True
+
+    @property
+    def released(self) -> bool:
+        """A person released it from quarantine: it is reviewed normally, without the detector."""
+        return bool(self.quarantine and self.quarantine.get("released_at"))
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A kept memory that de-duplication compares against."""
+
+    id: int
+    ts: datetime
+    vector: Vector  # L2-normalised
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A kept episode offered to clustering."""
+
+    episode_id: int
+    turn_ids: tuple[str, ...]  # its own turn id first, then those merged into it
+    content: str
+    ts: datetime
+    vector: Vector
+    importance: float  # its quality total
+
+
+@dataclass(frozen=True, slots=True)
+class OpenMemory:
+    id: int
+    members: frozenset[int]  # episode ids
+    centroid: Vector
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewInputs:
+    episodes: list[BatchEpisode]
+    memories: list[Memory]  # the scope's kept, embedded episodes outside the batch, most recent first
+    # Full reviews only (empty otherwise):
+    points: list[Point] = field(default_factory=list)  # what may be clustered, most recent first
+    fact_groups: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    open_memories: list[OpenMemory] = field(default_factory=list)
+
+
+# -- what a review writes ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeDecision:
+    id: int
+    status: str  # kept | cold | merged | quarantined
+    quality: dict[str, Any] | None
+    merged_into: int | None
+    core: bool
+    quarantine: dict[str, Any] | None = None  # the detector's verdict, for a quarantined turn
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """A semantic memory to write: new (replaces None) or a new version of `replaces`."""
+
+    members: tuple[int, ...]  # episode ids, most central first
+    centroid: Vector
+    valid_from: datetime
+    importance: float
+    replaces: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    plan: MemoryPlan
+    text: str
+    method: str  # extractive | llm
+
+
+@dataclass
+class ReviewWrite:
+    embeddings: dict[int, bytes] = field(default_factory=dict)
+    decisions: Sequence[EpisodeDecision] = ()
+    # Kept memories outside the batch that a newer batch turn supersedes as a near-duplicate: loser -> survivor.
+    outside_merges: dict[int, int] = field(default_factory=dict)
+    facts: Sequence[FactCandidate] = ()
+    hints: Sequence[CorrectionHint] = ()
+    memories: Sequence[MemoryWrite] = ()
+    member_weight: float = 0.5
+    min_members: int = 3
+    summarise: Callable[[list[str], list[int]], str] | None = None

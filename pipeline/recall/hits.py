@@ -1,0 +1,214 @@
+"""Recall candidates and the hits they become: each candidate's relevance times its factors (memory weight,
+source trust, the semantic boost, the time window, named facts, the speaker), with its explanation; then the
+list rules: history below what is current, a semantic memory standing in for its members, cold storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from pipeline.core.models import EPISODE, SEMANTIC, Hit
+from pipeline.core.ports import ColdStorage, Vector
+from pipeline.core.recall_rows import MemoryKey, RecallEpisode, SemanticRow
+from pipeline.recall import ranking
+from pipeline.recall.temporal import Window
+from pipeline.recall.tuning import RecallTuning
+
+
+@dataclass
+class Candidate:
+    """One memory found by either retriever (or lifted by a neighbour), with what each said of it."""
+
+    key: MemoryKey
+    dense: float | None = None  # cosine (from the vector search, or re-taken: RecallTuning.dense_rescore)
+    dense_rank: int | None = None
+    lexical: float | None = None  # BM25
+    lexical_rank: int | None = None
+    fused: float = 0.0
+    neighbour: float = 0.0  # relevance shared by an adjacent turn (ranking.spread), when it raised `fused`
+    # Cosine with the turn and its neighbours mixed in (RecallTuning.dense_previous), when measured.
+    dense_context: float | None = None
+
+
+def to_hit(
+    c: Candidate,
+    episodes: dict[int, RecallEpisode],
+    memories: dict[int, SemanticRow],
+    window: Window | None,
+    fact_turns: set[str],
+    tuning: RecallTuning,
+    speaker: str | None = None,
+) -> Hit | None:
+    """The hit a candidate becomes, scored; None when hydration did not find it recallable."""
+    kind, ref = c.key
+    if kind == SEMANTIC:
+        memory = memories.get(ref)
+        if memory is None:
+            return None
+        in_window = window is not None and _overlaps(window, memory.valid_from, memory.valid_to)
+        factors = ranking.Factors(
+            weight=ranking.ranked_weight(memory.weight, memory.base_weight, tuning.decay_exponent),
+            trust=1.0,
+            semantic=ranking.SEMANTIC_BOOST,
+            window=tuning.window_boost if in_window else 1.0,
+            fact=tuning.fact_boost if fact_turns.intersection(memory.turn_ids) else 1.0,
+        )
+        return Hit(
+            id=f"{SEMANTIC}:{memory.id}",
+            kind="semantic",
+            text=memory.text,
+            score=c.fused * factors.product(),
+            weight=memory.weight,
+            valid_from=memory.valid_from,
+            valid_to=memory.valid_to,
+            source_turn_ids=memory.turn_ids,
+            session_id=None,
+            event_time=memory.valid_from,
+            explain=_explain(c, factors, window),
+        )
+    row = episodes.get(ref)
+    if row is None:
+        return None
+    turn_ids = (row.turn_id, *row.merged_turn_ids)
+    unfolded = tuning.unfold_big and row.folded_into > tuning.stand_in_max and tuning.member_weight > 0
+    weight, base = row.weight, row.weight if row.base_weight is None else row.base_weight
+    if unfolded and base > 0:  # the member weight goes (up to 1), the decay stays
+        lift = max(base, min(base / tuning.member_weight, 1.0)) / base
+        weight, base = weight * lift, base * lift
+    factors = ranking.Factors(
+        weight=ranking.ranked_weight(weight, base, tuning.decay_exponent),
+        trust=ranking.SOURCE_TRUST.get(row.source, ranking.UNKNOWN_TRUST),
+        window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
+        fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,
+        superseded=tuning.superseded_factor if row.superseded else 1.0,
+        speaker=tuning.speaker_boost if speaker is not None and row.speaker == speaker else 1.0,
+    )
+    return Hit(
+        id=f"{EPISODE}:{row.id}",
+        kind="episode",
+        text=row.content,
+        score=c.fused * factors.product(),
+        weight=row.weight,
+        valid_from=row.ts,
+        valid_to=None,
+        source_turn_ids=turn_ids,
+        session_id=row.session_id,
+        event_time=row.ts,
+        superseded=row.superseded,
+        explain=_explain(c, factors, window),
+    )
+
+
+def rank_key(hit: Hit) -> tuple[float, bool]:
+    # On equal scores (min-max fusion gives the last candidate of a list 0) what is current goes first.
+    return hit.score, not hit.superseded
+
+
+def history_below_current(hits: list[Hit], factor: float) -> list[Hit]:
+    """History mode: a superseded statement never outranks a current one, however well it matches the
+    query's words (it usually matches them best: the question is asked in the old value's terms)."""
+    current = [h.score for h in hits if not h.superseded]
+    if not current or len(current) == len(hits):
+        return hits
+    floor = min(current) * factor
+    return [replace(h, score=min(h.score, floor)) if h.superseded else h for h in hits]
+
+
+def _overlaps(window: Window, start: datetime, end: datetime | None) -> bool:
+    return start < window.end and (end is None or end > window.start)
+
+
+def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[str, Any]:
+    return {
+        "dense": None if c.dense is None else round(c.dense, 6),
+        "dense_rank": c.dense_rank,
+        "dense_in_context": None if c.dense_context is None else round(c.dense_context, 6),
+        "lexical": None if c.lexical is None else round(c.lexical, 6),
+        "lexical_rank": c.lexical_rank,
+        "fused": round(c.fused, 6),
+        "from_neighbour": c.neighbour > 0,
+        "weight": round(f.weight, 6),
+        "trust": f.trust,
+        "semantic_boost": f.semantic,
+        "window_boost": f.window,
+        "window": None
+        if window is None
+        else [window.start.isoformat(), window.end.isoformat(), window.phrase],
+        "fact_boost": f.fact,
+        "superseded_factor": f.superseded,
+        "speaker_boost": f.speaker,
+    }
+
+
+def stand_in(hits: list[Hit], max_members: int) -> list[Hit]:
+    """A semantic memory of at most `max_members` turns stands in for its members: it ranks at least as
+    high as its best member found (times the semantic boost) and the members leave the list. Every
+    memory lists its most relevant members' turns first. `hits` come sorted by score; so does the result."""
+    relevance: dict[str, float] = {}
+    for h in hits:
+        if h.kind == "episode":
+            for t in h.source_turn_ids:
+                relevance.setdefault(t, h.score)
+    lifted = []
+    for h in hits:
+        stands_in = h.kind == "semantic" and len(h.source_turn_ids) <= max_members
+        best = max((relevance.get(t, 0.0) for t in h.source_turn_ids), default=0.0) if stands_in else 0.0
+        if best * ranking.SEMANTIC_BOOST > h.score:
+            explain = {**(h.explain or {}), "stands_in_for_score": round(best, 6)}
+            h = replace(h, score=best * ranking.SEMANTIC_BOOST, explain=explain)
+        lifted.append(h)
+    lifted.sort(key=rank_key, reverse=True)
+    covered: set[str] = set()
+    out: list[Hit] = []
+    for h in lifted:
+        if h.kind == "semantic":
+            if len(h.source_turn_ids) <= max_members:
+                covered.update(h.source_turn_ids)
+            out.append(replace(h, source_turn_ids=ranking.order_turns(h.source_turn_ids, relevance)))
+        elif not (h.source_turn_ids and covered.issuperset(h.source_turn_ids)):
+            out.append(h)
+    return out
+
+
+COLD_SCAN_LIMIT = 50_000
+
+
+def cold_hits(
+    repo: ColdStorage, vector: Vector, *, agent_id: str, user_id: str, k: int, rrf_k: float | None
+) -> list[Hit]:
+    """Cold storage is not in the vector index: scan the scope's cold vectors in PostgreSQL (rarely asked)."""
+    rows = repo.cold_memories(agent_id, user_id, limit=COLD_SCAN_LIMIT)
+    if not rows:
+        return []
+    sims = np.stack([r.vector for r in rows]) @ vector
+    best = np.argsort(-sims)[:k]
+    hits = []
+    for rank, i in enumerate(best, start=1):
+        r = rows[int(i)]
+        cosine = max(float(sims[int(i)]), 0.0)
+        relevance = cosine if rrf_k is None else 1.0 / (rrf_k + rank)
+        boost = (
+            ranking.SEMANTIC_BOOST
+            if r.kind == SEMANTIC
+            else ranking.SOURCE_TRUST.get(r.source, ranking.UNKNOWN_TRUST)
+        )
+        hits.append(
+            Hit(
+                id=f"{r.kind}:{r.id}",
+                kind="semantic" if r.kind == SEMANTIC else "episode",
+                text=r.text,
+                score=relevance * r.base_weight * boost,
+                weight=r.base_weight,
+                valid_from=r.valid_from,
+                valid_to=r.valid_to,
+                source_turn_ids=r.turn_ids,
+                session_id=r.session_id,
+                cold=True,
+                event_time=r.valid_from,
+            )
+        )
+    return hits

