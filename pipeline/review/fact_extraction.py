@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pipeline.core.models import CorrectionHint, FactCandidate
-from pipeline.review.fact_rules import _RULE_GATES, _RULES, _p, _Rule
-from pipeline.review.fact_values import _CJK_CHAR, _HINT_STOP, _collapse, _finish
+from pipeline.review.fact_rules import RULE_GATES, RULES, _p, _Rule
+from pipeline.review.fact_values import CJK_CHAR, HINT_STOP, _collapse, _finish
 
 __all__ = ["Extraction", "extract"]
 
@@ -200,7 +200,7 @@ def _hint_value(raw: str | None) -> str | None:
     if raw is None:
         return None
     value = _finish(raw)
-    return None if value is None or value in _HINT_STOP else value
+    return None if value is None or value in HINT_STOP else value
 
 
 def _hint(cue: _Cue) -> tuple[str, str | None] | None:
@@ -211,7 +211,7 @@ def _hint(cue: _Cue) -> tuple[str, str | None] | None:
     patterns = (_HINT_ZH_SWAP, _HINT_EN_OLD, _HINT_ZH_OLD)
     found = next((m for m in (p.match(rest) for p in patterns) if m), None)
     if found is None and cue.strength == "strong":
-        found = (_HINT_ZH if _CJK_CHAR.match(rest) else _HINT_EN).match(rest)
+        found = (_HINT_ZH if CJK_CHAR.match(rest) else _HINT_EN).match(rest)
     if found is None:
         return None
     groups = found.groupdict()
@@ -263,8 +263,8 @@ def _scan(text: str) -> tuple[list[_Found], list[tuple[str, str | None]]]:
     hints: list[tuple[str, str | None]] = []
     carried = _Cue("none", "")
     # A rule whose literals the turn lacks cannot match any of its sentences: most rules, most turns.
-    admitted = _RULE_GATES.admitted(text)
-    rules = [rule for i, rule in enumerate(_RULES) if i in admitted]
+    admitted = RULE_GATES.admitted(text)
+    rules = [rule for i, rule in enumerate(RULES) if i in admitted]
     for sentence in _sentences(text):
         cue = _cue(sentence.body)
         if cue.strength == "none" and carried.strength != "none":

@@ -9,19 +9,19 @@ from functools import partial
 from typing import Literal
 
 from pipeline.review.fact_values import (
-    _CHANNELS,
-    _CUT_JOB,
-    _CUT_PREFER,
-    _DIET_SRC,
-    _EMAIL_SRC,
-    _JOB_STOP,
-    _LANGUAGE_ZH_SRC,
-    _LANGUAGES,
-    _PHONE_SRC,
-    _TZ_ABBR_SRC,
-    _TZ_NAMED_SRC,
-    _TZ_OFFSET_SRC,
+    CHANNELS,
+    CUT_JOB,
+    CUT_PREFER,
+    DIET_SRC,
+    EMAIL_SRC,
+    JOB_STOP,
+    LANGUAGE_ZH_SRC,
+    LANGUAGES,
     MAX_RAW_CHARS,
+    PHONE_SRC,
+    TZ_ABBR_SRC,
+    TZ_NAMED_SRC,
+    TZ_OFFSET_SRC,
     _allergens,
     _amount,
     _channel,
@@ -87,8 +87,8 @@ _AMOUNT = (
     r"|[零一二两三四五六七八九十百千万]+(?:块钱|块|元|美元|欧元|英镑|人民币|日元|美金)?)"
 )
 _AMOUNT_PREFIX = r"(?:about|around|roughly|approximately|up\s+to|at\s+most|max(?:imum)?|under|below|only|just|less\s+than)?\s*"
-_CHANNEL_SRC = "|".join(sorted(map(re.escape, _CHANNELS), key=len, reverse=True))
-_LANGUAGE_SRC = "|".join(sorted(map(re.escape, _LANGUAGES), key=len, reverse=True))
+_CHANNEL_SRC = "|".join(sorted(map(re.escape, CHANNELS), key=len, reverse=True))
+_LANGUAGE_SRC = "|".join(sorted(map(re.escape, LANGUAGES), key=len, reverse=True))
 
 
 def _p(source: str) -> re.Pattern[str]:
@@ -97,7 +97,7 @@ def _p(source: str) -> re.Pattern[str]:
 
 # One rule per line (ruff format would spread each over ten): the table reads like the brief.
 # fmt: off
-_RULES: tuple[_Rule, ...] = (
+RULES: tuple[_Rule, ...] = (
     # -- location: where the user lives now -------------------------------------------------------------
     _Rule("location", _p(_I + _ADV + r"(?:live|reside)\s+in\s+" + _REST), _place),
     _Rule("location", _p(_I_HAVE + _ADV + r"(?:moved|relocated)\s+(?:back\s+)?to\s+" + _REST), _place),
@@ -118,12 +118,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("employer", _p(r"我" + _ADV_ZH + r"在" + _SPAN_ZH + r"(?:工作|上班|任职|实习)"), _employer),
     _Rule("employer", _p(r"我(?:已经|刚刚|刚|最近)?入职了?" + _REST), _employer),
     # -- occupation ---------------------------------------------------------------------------------------
-    _Rule("occupation", _p(r"\bI(?:'m|\s+am)?\s+" + _ADV + r"(?:work|working|employed)\s+as\s+" + _REST), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP)),
-    _Rule("occupation", _p(_I_AM + r"(?:an?\s+)?(?P<v>[^,;]{1,60}?)\s+by\s+(?:profession|trade|training)\b"), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP)),
-    _Rule("occupation", _p(r"\bmy\s+(?:job|occupation|profession)\s+is\s+" + _REST), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP), confidence=EXPLICIT_CONFIDENCE),
-    _Rule("occupation", _p(r"我(?:现在|目前)?是一(?:名|位)" + _REST), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP)),
-    _Rule("occupation", _p(r"我(?:现在|目前)?是做" + _SPAN_ZH + r"的"), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP)),
-    _Rule("occupation", _p(r"我的(?:职业|工作|职位)是" + _REST), partial(_text, cut=_CUT_JOB, stop=_JOB_STOP), confidence=EXPLICIT_CONFIDENCE),
+    _Rule("occupation", _p(r"\bI(?:'m|\s+am)?\s+" + _ADV + r"(?:work|working|employed)\s+as\s+" + _REST), partial(_text, cut=CUT_JOB, stop=JOB_STOP)),
+    _Rule("occupation", _p(_I_AM + r"(?:an?\s+)?(?P<v>[^,;]{1,60}?)\s+by\s+(?:profession|trade|training)\b"), partial(_text, cut=CUT_JOB, stop=JOB_STOP)),
+    _Rule("occupation", _p(r"\bmy\s+(?:job|occupation|profession)\s+is\s+" + _REST), partial(_text, cut=CUT_JOB, stop=JOB_STOP), confidence=EXPLICIT_CONFIDENCE),
+    _Rule("occupation", _p(r"我(?:现在|目前)?是一(?:名|位)" + _REST), partial(_text, cut=CUT_JOB, stop=JOB_STOP)),
+    _Rule("occupation", _p(r"我(?:现在|目前)?是做" + _SPAN_ZH + r"的"), partial(_text, cut=CUT_JOB, stop=JOB_STOP)),
+    _Rule("occupation", _p(r"我的(?:职业|工作|职位)是" + _REST), partial(_text, cut=CUT_JOB, stop=JOB_STOP), confidence=EXPLICIT_CONFIDENCE),
     # -- name ---------------------------------------------------------------------------------------------
     _Rule("name", _p(r"\bmy\s+(?:first\s+)?name(?:'s|\s+is)\s+" + _REST), _name, confidence=EXPLICIT_CONFIDENCE),
     _Rule("name", _p(r"\bcall\s+me\s+" + _REST), _proper_name, guarded=True),
@@ -140,16 +140,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("contact_channel", _p(r"给我(?:打|发)\s*(?P<v>" + _CHANNEL_SRC + r")"), _channel, guarded=True),
     _Rule("contact_channel", _p(r"(?:打|发)\s*(?P<v>" + _CHANNEL_SRC + r")\s*给我"), _channel, guarded=True),
     # -- email / phone: addresses the user gives as theirs -------------------------------------------
-    _Rule("email", _p(r"\bmy\s+(?:e-?mail|email)(?:\s+address)?\s*(?:is|'s|:|=)?\s*(?P<v>" + _EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
-    _Rule("email", _p(r"\b(?:e-?mail|reach|contact|write\s+to)\s+me\s+(?:at|on|via)\s+(?P<v>" + _EMAIL_SRC + ")"), _email, guarded=True),
-    _Rule("email", _p(r"我的(?:电子)?邮箱(?:地址)?\s*(?:是|为|:)?\s*(?P<v>" + _EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
-    _Rule("phone", _p(r"\bmy\s+(?:(?:phone|cell|mobile|telephone)\s+)?(?:number|no\.?)\s*(?:is|'s|:)?\s*(?P<v>" + _PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
-    _Rule("phone", _p(r"\bmy\s+(?:phone|cell|mobile)\s*(?:is|'s|:)\s*(?P<v>" + _PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
-    _Rule("phone", _p(r"\b(?:call|text|reach|phone)\s+me\s+(?:at|on)\s+(?P<v>" + _PHONE_SRC + ")"), _phone, guarded=True),
-    _Rule("phone", _p(r"我的(?:电话|手机|手机号|手机号码|电话号码|联系电话)\s*(?:是|为|:)?\s*(?P<v>" + _PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
+    _Rule("email", _p(r"\bmy\s+(?:e-?mail|email)(?:\s+address)?\s*(?:is|'s|:|=)?\s*(?P<v>" + EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
+    _Rule("email", _p(r"\b(?:e-?mail|reach|contact|write\s+to)\s+me\s+(?:at|on|via)\s+(?P<v>" + EMAIL_SRC + ")"), _email, guarded=True),
+    _Rule("email", _p(r"我的(?:电子)?邮箱(?:地址)?\s*(?:是|为|:)?\s*(?P<v>" + EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
+    _Rule("phone", _p(r"\bmy\s+(?:(?:phone|cell|mobile|telephone)\s+)?(?:number|no\.?)\s*(?:is|'s|:)?\s*(?P<v>" + PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
+    _Rule("phone", _p(r"\bmy\s+(?:phone|cell|mobile)\s*(?:is|'s|:)\s*(?P<v>" + PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
+    _Rule("phone", _p(r"\b(?:call|text|reach|phone)\s+me\s+(?:at|on)\s+(?P<v>" + PHONE_SRC + ")"), _phone, guarded=True),
+    _Rule("phone", _p(r"我的(?:电话|手机|手机号|手机号码|电话号码|联系电话)\s*(?:是|为|:)?\s*(?P<v>" + PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
     # -- preferences: preference:<object> = likes | dislikes ----------------------------------------
     _Rule("preference", _p(_I + r"(?:(?:really|also|just|absolutely|totally|still|do|truly|actually|genuinely)\s+)*(?:like|love|enjoy|adore)\s+" + _REST), _preference, kind="keyed", value="likes"),
-    _Rule("preference", _p(_I + r"(?:(?:really|also|just|much|still|do|actually|generally|usually)\s+)*prefer\s+" + _REST), partial(_preference, cut=_CUT_PREFER), kind="keyed", value="likes"),
+    _Rule("preference", _p(_I + r"(?:(?:really|also|just|much|still|do|actually|generally|usually)\s+)*prefer\s+" + _REST), partial(_preference, cut=CUT_PREFER), kind="keyed", value="likes"),
     _Rule("preference", _p(_I + r"(?:(?:really|just|absolutely|totally|truly|actually)\s+)*(?:hate|dislike|detest|loathe|can'?t\s+stand|cannot\s+stand|(?:don'?t|do\s+not)\s+(?:really\s+)?(?:like|enjoy|love)|no\s+longer\s+(?:like|enjoy|love))\s+" + _REST), _preference, kind="keyed", value="dislikes"),
     _Rule("preference", _p(r"我(?:也|很|非常|特别|最|真|还是|一直|都|挺|蛮|超|更)*(?:喜欢|热爱|喜爱|偏爱|钟爱|爱(?!人|死))" + _REST), _preference, kind="keyed", value="likes"),
     _Rule("preference", _p(r"我(?:也|很|非常|特别|真|一直|都|最)*(?:不喜欢|讨厌|不爱|不再喜欢|受不了|反感|厌恶|不太喜欢)" + _REST), _preference, kind="keyed", value="dislikes"),
@@ -168,8 +168,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("allergy", _p(_I + r"have\s+an?\s+(?:(?:severe|mild|serious)\s+)?allergy\s+to\s+" + _REST), _allergens, kind="keyed", value="allergic"),
     _Rule("allergy", _p(r"我对" + _SPAN_ZH + r"(?:严重|有点|非常|很|特别)?过敏"), _allergens, kind="keyed", value="allergic"),
     # -- diet -----------------------------------------------------------------------------------------------
-    _Rule("diet", _p(_I_AM + r"(?:(?:now|currently|strictly|also|fully)\s+)?(?:an?\s+)?(?P<v>" + _DIET_SRC + r")\b(?!\s+(?:restaurant|food|option|dish|recipe|place|menu|cafe|friend))"), _diet),
-    _Rule("diet", _p(r"\bI(?:'m|\s+am)?\s+(?:on|follow(?:ing)?|eat(?:ing)?|keep(?:ing)?)\s+an?\s+(?P<v>" + _DIET_SRC + r")\s+diet\b"), _diet),
+    _Rule("diet", _p(_I_AM + r"(?:(?:now|currently|strictly|also|fully)\s+)?(?:an?\s+)?(?P<v>" + DIET_SRC + r")\b(?!\s+(?:restaurant|food|option|dish|recipe|place|menu|cafe|friend))"), _diet),
+    _Rule("diet", _p(r"\bI(?:'m|\s+am)?\s+(?:on|follow(?:ing)?|eat(?:ing)?|keep(?:ing)?)\s+an?\s+(?P<v>" + DIET_SRC + r")\s+diet\b"), _diet),
     _Rule("diet", _p(_I + r"(?:only\s+)?(?:eat|keep)\s+(?P<v>kosher|halal)\b"), _diet),
     _Rule("diet", _p(_I + r"(?:don'?t|do\s+not|never)\s+eat\s+(?:any\s+)?meat(?:\s+or\s+fish|\s+anymore|\s+at\s+all)?(?=\s*(?:$|[,;.!]|\s+(?:and|but|because|since|so)\b))"), _diet, kind="fixed", value="vegetarian"),
     _Rule("diet", _p(r"我" + _ADV_ZH + r"(?:吃素|是素食(?:主义)?者?)"), _diet, kind="fixed", value="vegetarian"),
@@ -186,16 +186,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("budget", _p(r"我(?:最多)?(?:能|可以)花\s*(?:最多)?\s*" + _AMOUNT), _money),
     # -- timezone -----------------------------------------------------------------------------------------
     _Rule("timezone", _p(r"\bmy\s+time\s*zone\s+(?:is|'s|:)\s*" + _REST), _timezone, confidence=EXPLICIT_CONFIDENCE),
-    _Rule("timezone", _p(_I_AM + r"(?:in|on)\s+(?:the\s+)?(?P<v>" + _TZ_OFFSET_SRC + r"|(?:" + _TZ_ABBR_SRC + r")\b|" + _TZ_NAMED_SRC + r")"), _timezone),
+    _Rule("timezone", _p(_I_AM + r"(?:in|on)\s+(?:the\s+)?(?P<v>" + TZ_OFFSET_SRC + r"|(?:" + TZ_ABBR_SRC + r")\b|" + TZ_NAMED_SRC + r")"), _timezone),
     _Rule("timezone", _p(r"我的时区\s*(?:是|为|:)?\s*" + _REST), _timezone, confidence=EXPLICIT_CONFIDENCE),
     _Rule("timezone", _p(r"我" + _ADV_ZH + r"(?:在|处于|位于|用)(?P<v>[东西中](?:十[一二]|[一二三四五六七八九十]|\d{1,2})?区|北京时间)"), _timezone),
     # -- language: what the user speaks or wants answers in -----------------------------------------------
     _Rule("language", _p(_I + r"(?:can\s+|also\s+|only\s+|mostly\s+|mainly\s+)?speak\s+" + _REST), _language),
     _Rule("language", _p(r"\b(?:answer|reply|respond|write|talk|speak|chat|communicate)(?:\s+(?:to\s+)?me)?\s+(?:only\s+)?(?:in|using)\s+" + _REST), _language, guarded=True),
     _Rule("language", _p(r"\b(?:please\s+)?(?:use|switch\s+to)\s+" + _REST), partial(_language, qualified=False), guarded=True),
-    _Rule("language", _p(r"我(?:会|只会|能|可以|主要)?说(?P<v>" + _LANGUAGE_ZH_SRC + ")"), _language),
-    _Rule("language", _p(r"请说(?P<v>" + _LANGUAGE_ZH_SRC + ")"), _language, guarded=True),
+    _Rule("language", _p(r"我(?:会|只会|能|可以|主要)?说(?P<v>" + LANGUAGE_ZH_SRC + ")"), _language),
+    _Rule("language", _p(r"请说(?P<v>" + LANGUAGE_ZH_SRC + ")"), _language, guarded=True),
     _Rule("language", _p(r"(?:用|使用|改用)\s*(?P<v>" + _LANGUAGE_SRC + r")\s*(?:来)?(?:回答|回复|交流|说话|跟我说|和我说|对话|沟通|聊天|写|回|聊|说)"), _language, guarded=True),
 )
-_RULE_GATES = GateSet([rule.pattern for rule in _RULES])
+RULE_GATES = GateSet([rule.pattern for rule in RULES])
 # fmt: on

@@ -14,7 +14,7 @@ MAX_TOPIC_CHARS = 48  # the LLM path's limit for preference:<topic> / allergy:<s
 # == text shape ==========================================================================================
 
 _CJK_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"[{_CJK_RANGE}]")
+CJK_CHAR = re.compile(f"[{_CJK_RANGE}]")
 # A Latin "word" is a run of anything but whitespace and CJK, so "new york市" counts two words.
 _LATIN_WORD = re.compile(f"[^\\s{_CJK_RANGE}]+")
 _MEANINGFUL = re.compile(r"[^\W_]")  # at least one letter, digit or CJK character
@@ -51,10 +51,10 @@ _CUT_STRONG = re.compile(_STRONG_BOUNDARY, re.IGNORECASE)
 _CUT = _cut_pattern()
 _CUT_PLACE = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:as)\b")
 _CUT_ORG = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:as|in|on)\b")
-_CUT_JOB = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:at|for|in|on)\b")
+CUT_JOB = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:at|for|in|on)\b")
 _CUT_NAME = _cut_pattern(r"\s+(?:from|at|in|and)\b")
 # "I prefer tea over/to/rather than coffee": the rest names what is not preferred.
-_CUT_PREFER = _cut_pattern(
+CUT_PREFER = _cut_pattern(
     r"\s+(?:over|to|than|for|rather\s+than|instead\s+of|vs\.?|versus)\b|而不是|胜过|多过"
 )
 # Items of an allergy list: "peanuts, shellfish and eggs", "花生和虾".
@@ -120,7 +120,7 @@ _PLATFORMS = _words(
     "discord slack twitter x linkedin reddit facebook instagram tiktok github telegram whatsapp wechat zoom teams"
 )
 _ORG_TEMPORAL = re.compile(r"^\d+\s*(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?)\b")
-_JOB_STOP = _words(
+JOB_STOP = _words(
     """boring fine good great hard stressful tough ok okay busy demanding fun interesting done over important
     easy tiring difficult cool nice team group mess nightmare"""
 )
@@ -129,7 +129,7 @@ _NAME_STOP = _words(
     at on by in after before sometime directly first instead crazy lazy old-fashioned silly a the out up
     外卖 车 醒 出租车 快递 滴滴 救护车"""
 )
-_HINT_STOP = _words(
+HINT_STOP = _words(
     """fine ok okay good great alright right correct true wrong bad cool nice sure enough possible necessary
     needed important problem big deal now later nothing thanks worries way"""
 )
@@ -168,7 +168,7 @@ def _looks_like_value(value: str) -> bool:
         return False
     if _CJK_STOP.match(value):
         return False
-    return len(_LATIN_WORD.findall(value)) <= MAX_WORDS and len(_CJK_CHAR.findall(value)) <= MAX_CJK
+    return len(_LATIN_WORD.findall(value)) <= MAX_WORDS and len(CJK_CHAR.findall(value)) <= MAX_CJK
 
 
 def _finish(
@@ -202,7 +202,7 @@ def _place(raw: str) -> tuple[str, ...]:
     if value is None or value.split()[-1] in _DWELLINGS:
         return ()
     # One CJK character is a building or a verb's object ("我现在住院"), not a place.
-    if _CJK_CHAR.search(value) and len(value) < 2:
+    if CJK_CHAR.search(value) and len(value) < 2:
         return ()
     return (value,)
 
@@ -215,7 +215,7 @@ def _employer(raw: str) -> tuple[str, ...]:
 def _capitalised(raw: str) -> bool:
     """Whether the value starts like a proper noun: an upper-case letter, a digit or a CJK character."""
     first = raw.lstrip()[:1]
-    return bool(first) and (first.isupper() or first.isdigit() or bool(_CJK_CHAR.match(first)))
+    return bool(first) and (first.isupper() or first.isdigit() or bool(CJK_CHAR.match(first)))
 
 
 def _proper_employer(raw: str) -> tuple[str, ...]:
@@ -228,7 +228,7 @@ def _name(raw: str) -> tuple[str, ...]:
     value = _finish(raw, _CUT_NAME, stop=_NAME_STOP, articles=False)
     if value is None or len(value.split()) > 4 or value.split()[0] in _NAME_STOP:
         return ()
-    cjk = len(_CJK_CHAR.findall(value))
+    cjk = len(CJK_CHAR.findall(value))
     # Chinese given + family names are 2-4 characters; anything longer is a clause ("我叫小明今年30岁").
     if cjk and not 2 <= cjk <= 4:
         return ()
@@ -240,7 +240,7 @@ def _proper_name(raw: str) -> tuple[str, ...]:
     return _name(raw) if _capitalised(raw) else ()
 
 
-_CHANNELS: dict[str, str] = {
+CHANNELS: dict[str, str] = {
     "email": "email", "e-mail": "email", "mail": "email", "emails": "email", "邮件": "email",
     "邮箱": "email", "电子邮件": "email", "电邮": "email",
     "phone": "phone", "telephone": "phone", "cell": "phone", "cellphone": "phone", "mobile": "phone",
@@ -253,10 +253,10 @@ _CHANNELS: dict[str, str] = {
     "signal": "signal", "discord": "discord", "skype": "skype", "line": "line", "qq": "qq",
     "imessage": "imessage", "企业微信": "wecom", "wecom": "wecom",
 }  # fmt: skip
-_EMAIL_SRC = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"
-_PHONE_SRC = r"\+?\d[\d\s\-().]{5,20}\d"
-_EMAIL = re.compile(_EMAIL_SRC)
-_PHONE = re.compile(_PHONE_SRC)
+EMAIL_SRC = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"
+PHONE_SRC = r"\+?\d[\d\s\-().]{5,20}\d"
+_EMAIL = re.compile(EMAIL_SRC)
+_PHONE = re.compile(PHONE_SRC)
 
 
 def _channel(raw: str) -> tuple[str, ...]:
@@ -272,8 +272,8 @@ def _channel(raw: str) -> tuple[str, ...]:
     value = re.sub(r"\s+(?:messages?|app|chat|dm|account)$", "", value)
     words = value.split()
     for candidate in (value, " ".join(words[:2]), words[0]):
-        if candidate in _CHANNELS:
-            return (_CHANNELS[candidate],)
+        if candidate in CHANNELS:
+            return (CHANNELS[candidate],)
     return ()
 
 
@@ -322,7 +322,7 @@ _DIETS: dict[str, str] = {
     "gluten-free": "gluten-free", "gluten free": "gluten-free", "dairy-free": "dairy-free",
     "low-carb": "low-carb", "low carb": "low-carb",
 }  # fmt: skip
-_DIET_SRC = "|".join(sorted(map(re.escape, _DIETS), key=len, reverse=True))
+DIET_SRC = "|".join(sorted(map(re.escape, _DIETS), key=len, reverse=True))
 
 
 def _fixed(_raw: str) -> tuple[str, ...]:
@@ -351,7 +351,7 @@ def _money(raw: str) -> tuple[str, ...]:
     return _amount(raw) if _CURRENCY.search(raw) else ()
 
 
-_LANGUAGES: dict[str, str] = {
+LANGUAGES: dict[str, str] = {
     "english": "english", "chinese": "chinese", "mandarin": "chinese", "mandarin chinese": "chinese",
     "cantonese": "cantonese", "japanese": "japanese", "korean": "korean", "french": "french",
     "german": "german", "spanish": "spanish", "italian": "italian", "portuguese": "portuguese",
@@ -365,8 +365,8 @@ _LANGUAGES: dict[str, str] = {
     "西班牙语": "spanish", "俄语": "russian", "粤语": "cantonese", "广东话": "cantonese",
     "意大利语": "italian", "葡萄牙语": "portuguese", "阿拉伯语": "arabic",
 }  # fmt: skip
-_LANGUAGE_ZH_SRC = "|".join(
-    sorted((re.escape(k) for k in _LANGUAGES if _CJK_CHAR.match(k)), key=len, reverse=True)
+LANGUAGE_ZH_SRC = "|".join(
+    sorted((re.escape(k) for k in LANGUAGES if CJK_CHAR.match(k)), key=len, reverse=True)
 )
 # "I speak a little Spanish": qualifiers before the language name.
 _LANGUAGE_QUALIFIERS = re.compile(
@@ -381,17 +381,17 @@ def _language(raw: str, *, qualified: bool = True) -> tuple[str, ...]:
         return ()
     if qualified:
         value = _LANGUAGE_QUALIFIERS.sub("", value)
-    return _one(_LANGUAGES.get(value))
+    return _one(LANGUAGES.get(value))
 
 
 _TZ_ABBREVIATIONS = _words(
     "pst pdt mst mdt cst cdt est edt akst akdt hst gmt utc bst cet cest eet eest wet west ist jst kst aest "
     "aedt acst awst nzst nzdt sgt hkt ict wib msk"
 )
-_TZ_ABBR_SRC = "|".join(sorted(_TZ_ABBREVIATIONS, key=len, reverse=True))
-_TZ_OFFSET_SRC = r"(?:utc|gmt)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?"
+TZ_ABBR_SRC = "|".join(sorted(_TZ_ABBREVIATIONS, key=len, reverse=True))
+TZ_OFFSET_SRC = r"(?:utc|gmt)\s*[+\-−]\s*\d{1,2}(?::?\d{2})?"
 _TZ_OFFSET = re.compile(r"(?:utc|gmt)?\s*(?P<sign>[+\-−])\s*(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?", re.IGNORECASE)
-_TZ_NAMED_SRC = (
+TZ_NAMED_SRC = (
     r"(?:pacific|eastern|central|mountain|atlantic|alaska|hawaii|central\s+european|eastern\s+european"
     r"|western\s+european|british|irish|india|china|japan|korea|singapore|beijing|moscow|australian\s+eastern)"
     r"\s+(?:standard\s+|daylight\s+|summer\s+)?time"

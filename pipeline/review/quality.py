@@ -25,40 +25,40 @@ from dataclasses import dataclass
 
 from pipeline.core.models import QualityScore
 from pipeline.review.quality_lexicon import (
-    _ABOUT_USER,
-    _ACTION_KINDS,
-    _ACTION_VALUE,
     _CJK,
-    _DATE_NUMERIC,
-    _DATE_PHRASE,
-    _DATE_WORDS,
-    _DURABLE,
-    _EMAIL,
-    _EN_FILLER,
-    _EN_STOPWORDS,
-    _EN_WORD,
-    _FIRST_PERSON,
-    _HAS_DIGIT,
-    _LATIN_WORD,
-    _MOMENTARY,
-    _MONEY,
-    _NOT_NAMES,
-    _NUMBER,
-    _PHONE,
-    _PLEASANTRIES,
-    _POLITE,
-    _QUESTION,
-    _REQUEST,
-    _SENTENCE,
-    _SENTENCE_WITH_END,
-    _TITLE,
-    _TRANSIENT,
-    _URL,
-    _WHOLE_FILLER,
-    _WORD,
-    _ZH_NAME,
-    _ZH_PLACE,
-    _ZH_STOPCHARS,
+    ABOUT_USER,
+    ACTION_KINDS,
+    ACTION_VALUE,
+    DATE_NUMERIC,
+    DATE_PHRASE,
+    DATE_WORDS,
+    DURABLE,
+    EMAIL,
+    EN_FILLER,
+    EN_STOPWORDS,
+    EN_WORD,
+    FIRST_PERSON,
+    HAS_DIGIT,
+    LATIN_WORD,
+    MOMENTARY,
+    MONEY,
+    NOT_NAMES,
+    NUMBER,
+    PHONE,
+    PLEASANTRIES,
+    POLITE,
+    QUESTION,
+    REQUEST,
+    SENTENCE,
+    SENTENCE_WITH_END,
+    TITLE,
+    TRANSIENT,
+    URL,
+    WHOLE_FILLER,
+    WORD,
+    ZH_NAME,
+    ZH_PLACE,
+    ZH_STOPCHARS,
 )
 
 
@@ -99,9 +99,9 @@ STATEMENT_MIN_CONTENT = 4
 
 def _has_date(text: str) -> bool:
     return (
-        not _DATE_WORDS.isdisjoint(_WORD.findall(text.lower()))
-        or bool(_HAS_DIGIT.search(text) and _DATE_NUMERIC.search(text))
-        or bool(_DATE_PHRASE.search(text))
+        not DATE_WORDS.isdisjoint(WORD.findall(text.lower()))
+        or bool(HAS_DIGIT.search(text) and DATE_NUMERIC.search(text))
+        or bool(DATE_PHRASE.search(text))
     )
 
 
@@ -119,7 +119,7 @@ def _normalise(content: str) -> str:
 
 def _strip_pleasantries(text: str) -> tuple[str, list[str]]:
     tags: list[str] = []
-    for tag, pattern in _PLEASANTRIES:
+    for tag, pattern in PLEASANTRIES:
         text, n = pattern.subn(" ", text)
         if n:
             tags.append(tag)
@@ -128,27 +128,27 @@ def _strip_pleasantries(text: str) -> tuple[str, list[str]]:
 
 def _content_counts(text: str) -> tuple[float, float]:
     """(content tokens, all tokens) of `text`, CJK characters weighted, URLs and emails left out."""
-    lowered = _EMAIL.sub(" ", _URL.sub(" ", text.lower()))
-    words = _EN_WORD.findall(lowered)
-    numbers = len(_NUMBER.findall(lowered))
+    lowered = EMAIL.sub(" ", URL.sub(" ", text.lower()))
+    words = EN_WORD.findall(lowered)
+    numbers = len(NUMBER.findall(lowered))
     cjk = _CJK.findall(lowered)
-    content = sum(1 for w in words if w not in _EN_STOPWORDS and w not in _EN_FILLER) + numbers
-    content_cjk = sum(1 for ch in cjk if ch not in _ZH_STOPCHARS)
+    content = sum(1 for w in words if w not in EN_STOPWORDS and w not in EN_FILLER) + numbers
+    content_cjk = sum(1 for ch in cjk if ch not in ZH_STOPCHARS)
     return content + CJK_CHAR_WEIGHT * content_cjk, len(words) + numbers + CJK_CHAR_WEIGHT * len(cjk)
 
 
 def _has_name(text: str) -> bool:
     """A capitalised word that does not open a sentence and is not a stopword: a person, place or brand."""
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE.split(text):
         opening = len(sentence) - len(sentence.lstrip())
-        for match in _LATIN_WORD.finditer(sentence):
+        for match in LATIN_WORD.finditer(sentence):
             word = match.group()
             # The first word of a sentence is capitalised anyway; "Mac" inside Chinese text is not.
             if (
                 match.start() > opening
                 and word[0].isupper()
                 and len(word) > 1
-                and word.lower() not in _NOT_NAMES
+                and word.lower() not in NOT_NAMES
             ):
                 return True
     return False
@@ -158,13 +158,13 @@ def _entities(text: str) -> list[tuple[str, float]]:
     """Density bonuses: concrete details are what make a memory worth recalling."""
     found: list[tuple[str, float]] = []
     checks: tuple[tuple[str, float, bool], ...] = (
-        ("has_contact", 0.3, bool(_EMAIL.search(text) or _URL.search(text) or _PHONE.search(text))),
-        ("has_money", 0.15, bool(_MONEY.search(text))),
+        ("has_contact", 0.3, bool(EMAIL.search(text) or URL.search(text) or PHONE.search(text))),
+        ("has_money", 0.15, bool(MONEY.search(text))),
         ("has_date", 0.15, _has_date(text)),
-        ("has_number", 0.1, bool(_NUMBER.search(text))),
-        ("has_name", 0.15, _has_name(text) or bool(_ZH_NAME.search(text))),
-        ("has_place", 0.15, bool(_ZH_PLACE.search(text))),
-        ("has_title", 0.15, bool(_TITLE.search(text))),
+        ("has_number", 0.1, bool(NUMBER.search(text))),
+        ("has_name", 0.15, _has_name(text) or bool(ZH_NAME.search(text))),
+        ("has_place", 0.15, bool(ZH_PLACE.search(text))),
+        ("has_title", 0.15, bool(TITLE.search(text))),
     )
     for tag, bonus, hit in checks:
         if hit:
@@ -185,7 +185,7 @@ def _density(remainder: str, entities: list[tuple[str, float]], reasons: list[st
 
 
 def _timeliness(lowered: str, personal: bool, kinds: list[str], reasons: list[str]) -> float:
-    durable, transient = bool(_DURABLE.search(lowered)), bool(_TRANSIENT.search(lowered))
+    durable, transient = bool(DURABLE.search(lowered)), bool(TRANSIENT.search(lowered))
     if durable:
         reasons.append("durable")
     if transient:
@@ -193,7 +193,7 @@ def _timeliness(lowered: str, personal: bool, kinds: list[str], reasons: list[st
     if durable:
         return 0.55 if transient else 0.9
     if transient:
-        return 0.2 if _MOMENTARY.search(lowered) or not personal else 0.4
+        return 0.2 if MOMENTARY.search(lowered) or not personal else 0.4
     if "question" in reasons or "request" in reasons:
         return 0.2  # what is asked now matters now; the answer, if it lasts, is its own turn
     if {"instruction", "preference", "constraint", "contact"} & set(kinds):
@@ -203,8 +203,8 @@ def _timeliness(lowered: str, personal: bool, kinds: list[str], reasons: list[st
 
 
 def _action_kinds(lowered: str) -> list[str]:
-    kinds = [kind for kind, _, pattern in _ACTION_KINDS if pattern.search(lowered)]
-    if "instruction" not in kinds and _POLITE.search(lowered) and not _asks(lowered):
+    kinds = [kind for kind, _, pattern in ACTION_KINDS if pattern.search(lowered)]
+    if "instruction" not in kinds and POLITE.search(lowered) and not _asks(lowered):
         kinds.insert(0, "instruction")
     return kinds
 
@@ -215,11 +215,11 @@ def _asks(lowered: str) -> str | None:
     A turn that tells something and then asks back ("I just joined an activist group last Tuesday. What's
     up with you?") is a statement: the question at its end is conversation, the statement is the memory.
     Counting it as a question sent 8% of LoCoMo's evidence turns to cold storage (rules-only review)."""
-    if _REQUEST.search(lowered):
+    if REQUEST.search(lowered):
         return "request"
-    if not _QUESTION.search(lowered):
+    if not QUESTION.search(lowered):
         return None
-    statement = " ".join(s for s in _SENTENCE_WITH_END.findall(lowered) if not _QUESTION.search(s.strip()))
+    statement = " ".join(s for s in SENTENCE_WITH_END.findall(lowered) if not QUESTION.search(s.strip()))
     return None if _content_counts(statement)[0] >= STATEMENT_MIN_CONTENT else "question"
 
 
@@ -227,14 +227,14 @@ def _actionability(lowered: str, kinds: list[str], personal: bool, reasons: list
     if kinds:
         reasons.extend(kinds)
         # The strongest kind, plus a little for each further one ("never ... before 10am").
-        return _clamp(max(_ACTION_VALUE[k] for k in kinds) + 0.1 * (len(kinds) - 1))
+        return _clamp(max(ACTION_VALUE[k] for k in kinds) + 0.1 * (len(kinds) - 1))
     asks = _asks(lowered)
     if asks:
         reasons.append(asks)
         return 0.15
-    if personal and not _MOMENTARY.search(lowered):
+    if personal and not MOMENTARY.search(lowered):
         # A lasting fact about the user ("my sister lives in Berlin") is what personalisation acts on.
-        return 0.6 if _DURABLE.search(lowered) else 0.5
+        return 0.6 if DURABLE.search(lowered) else 0.5
     return 0.3
 
 
@@ -245,7 +245,7 @@ def _pleasantry_only(lowered: str, remainder: str, tags: list[str], kinds: list[
     A pleasantry may carry one content word ("Congratulations on the move!", "Thanks for the info"), but
     not a concrete detail or anything to act on ("Thanks! I'm vegan" is a constraint).
     """
-    if re.sub(r"[\W_]+", "", lowered) in _WHOLE_FILLER:
+    if re.sub(r"[\W_]+", "", lowered) in WHOLE_FILLER:
         return ["filler"]
     content = _content_counts(remainder)[0]
     if content == 0:
@@ -281,9 +281,7 @@ def score_turn(
         density, timeliness, actionability, kinds = 0.0, 0.1, 0.0, []
     else:
         # First person counts as a fact about the user only when the user says it.
-        personal = bool(_ABOUT_USER.search(lowered)) or (
-            role == "user" and bool(_FIRST_PERSON.search(lowered))
-        )
+        personal = bool(ABOUT_USER.search(lowered)) or (role == "user" and bool(FIRST_PERSON.search(lowered)))
         density = _density(remainder, entities, reasons)
         actionability = _actionability(lowered, kinds, personal, reasons)
         timeliness = _timeliness(lowered, personal, kinds, reasons)

