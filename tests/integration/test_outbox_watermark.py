@@ -7,7 +7,8 @@ import pytest
 from sqlalchemy import delete, insert
 
 from pipeline.adapters.postgres.repository import Repository
-from pipeline.adapters.postgres.tables import EPISODE, index_outbox
+from pipeline.adapters.postgres.tables import index_outbox
+from pipeline.core.models import EPISODE
 
 pytestmark = pytest.mark.integration
 

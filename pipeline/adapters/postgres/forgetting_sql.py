@@ -18,8 +18,6 @@ from sqlalchemy.orm import Session
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
 from pipeline.adapters.postgres.semantic_writes import Outbox
 from pipeline.adapters.postgres.tables import (
-    EPISODE,
-    SEMANTIC,
     episodes,
     facts,
     index_outbox,
@@ -28,6 +26,7 @@ from pipeline.adapters.postgres.tables import (
     semantic_memories,
 )
 from pipeline.core.errors import NotFound
+from pipeline.core.models import EPISODE, SEMANTIC
 
 UPDATABLE = {"weight", "tags", "core", "status"}
 STATUSES = {"kept", "cold", "forgotten"}

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from pipeline.adapters.postgres.engine import translate_errors
-from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC
+from pipeline.core.models import EPISODE, SEMANTIC
 
 MAX_PAGE = 500
 

@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.adapters.postgres.store import SqlStore
-from pipeline.adapters.postgres.tables import EPISODE, SEMANTIC, episodes, index_outbox, semantic_memories
+from pipeline.adapters.postgres.tables import episodes, index_outbox, semantic_memories
+from pipeline.core.models import EPISODE, SEMANTIC
 from pipeline.core.ports import IndexPoint
 from pipeline.core.vector_ids import point_id
 from pipeline.core.vectors import from_blob

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
 from pipeline.adapters.postgres.semantic_writes import Outbox, retire_superseded, write_memories
-from pipeline.adapters.postgres.tables import EPISODE, episodes
+from pipeline.adapters.postgres.tables import episodes
+from pipeline.core.models import EPISODE
 from pipeline.core.review_records import EpisodeDecision, ReviewWrite
 
 

@@ -10,7 +10,8 @@ import numpy as np
 from sqlalchemy import insert, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from pipeline.adapters.postgres.tables import SEMANTIC, episodes, semantic_members, semantic_memories
+from pipeline.adapters.postgres.tables import episodes, semantic_members, semantic_memories
+from pipeline.core.models import SEMANTIC
 from pipeline.core.review_records import MemoryPlan, MemoryWrite
 from pipeline.core.vectors import from_blob, to_blob
 from pipeline.review.consolidation import centroid

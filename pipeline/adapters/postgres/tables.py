@@ -25,10 +25,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-# What a row stands for, in index_outbox.kind and in an index point's payload ("kind"): domain values.
-from pipeline.core.models import EPISODE as EPISODE
-from pipeline.core.models import SEMANTIC as SEMANTIC
-
 
 class Base(DeclarativeBase):
     pass
