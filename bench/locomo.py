@@ -28,7 +28,6 @@ from sqlalchemy import text
 
 from bench.locomo_data import (
     AGENT,
-    CATEGORIES,
     DEFAULT_DATA,
     K,
     LocomoTurn,
@@ -43,8 +42,8 @@ from bench.review import CACHE_DIR, TABLES, WorkerProcess, check_disposable
 from pipeline.core.config import Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.logging import configure_logging
-from pipeline.core.models import SessionEnd, Turn
-from pipeline.ingest.validation import encode_event, utcnow
+from pipeline.core.models import DEFAULT_SOURCE, SessionEnd, Turn
+from pipeline.ingest.validation import encode_event, parse_event, utcnow
 from pipeline.recall.hybrid import DEFAULT_TUNING
 
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_locomo"
@@ -54,15 +53,23 @@ BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # (4: a statement that asks back is no longer a question to quality.py; 5: a personal statement of
 # an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow; 6: quality's
 # novelty knee 0.2 -> 0.1).
-INGEST_FORMAT = "6"
+INGEST_FORMAT = "7"  # 7: a turn's role from the set; the speaker mode
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 POLL_S = 0.5
 __all__ = ["DEFAULT_DATA", "run_locomo_bench"]
 
 
-def fingerprint(data: bytes, settings: Settings, conversations: Sequence[str]) -> str:
+# How a turn says who spoke: "metadata" (metadata.speaker, the content as said), "prefix" (content
+# "Speaker: text", nothing else: what a plain chat export gives) or "none" (the role alone).
+SPEAKER_MODES = ("metadata", "prefix", "none")
+
+
+def fingerprint(
+    data: bytes, settings: Settings, conversations: Sequence[str], speaker: str = "metadata"
+) -> str:
     parts = [
         INGEST_FORMAT,
+        speaker,
         hashlib.sha256(data).hexdigest(),
         settings.review.model_dump_json(),
         settings.policy.model_dump_json(),
@@ -72,20 +79,40 @@ def fingerprint(data: bytes, settings: Settings, conversations: Sequence[str]) -
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def to_turn(t: LocomoTurn) -> Turn:
-    # Both LoCoMo speakers are people talking to each other, so both are user turns (trust 1.0);
-    # who spoke is in the content and in metadata.speaker.
+def turn_text(t: LocomoTurn, speaker: str = "metadata") -> str:
+    """The content the agent service stores for this turn (what the floors index too)."""
+    return f"{t.speaker}: {t.content}" if speaker == "prefix" else t.content
+
+
+def to_turn(t: LocomoTurn, speaker: str = "metadata") -> Turn:
+    # Both LoCoMo speakers are people talking to each other, so both are user turns (trust 1.0); other
+    # sets mark the assistant's turns, which come from the agent.
     return Turn(
         t.turn_id,
         AGENT,
         t.conversation,
         t.session_id,
-        "user",
-        t.content,
+        t.role,
+        turn_text(t, speaker),
         t.ts,
-        "user",
-        {"speaker": t.speaker},
+        DEFAULT_SOURCE.get(t.role, "user"),
+        {"speaker": t.speaker} if speaker == "metadata" else {},
     )
+
+
+def refused(turns: Sequence[LocomoTurn], speaker: str) -> dict[str, str]:
+    """Turn id -> why the pipeline's validation refuses it (dead-lettered on ingest: it can never be
+    waited for, and its evidence counts as lost)."""
+    from pipeline.core.errors import InvalidTurn
+
+    out: dict[str, str] = {}
+    now = utcnow()
+    for t in turns:
+        try:
+            parse_event(encode_event(to_turn(t, speaker)), now=now)
+        except InvalidTurn as exc:
+            out[t.turn_id] = str(exc)
+    return out
 
 
 # -- 1. ingest through the real pipeline -----------------------------------------------------------
@@ -130,8 +157,10 @@ def ingest(
     qdrant_path: Path,
     console: Console,
     timeout_s: float,
+    speaker: str = "metadata",
 ) -> float:
-    """Push every turn (and session ends) through the stream; wait until all are reviewed and indexed."""
+    """Push every turn (and session ends) through the stream; wait until all are reviewed and indexed
+    (but those validation refuses: they go to the dead-letter stream, as they would in production)."""
     import shutil
     import threading
 
@@ -181,7 +210,10 @@ def ingest(
     indexer = Indexer(repo, index, dsn=libpq_dsn(settings.db_url), poll_s=0.5, batch=settings.indexer_batch)
     thread = threading.Thread(target=runner.run, name="bench-locomo-scheduler", daemon=True)
     stream = TurnStream(redis, settings.stream_turns, settings.stream_dead)
-    ids = [t.turn_id for t in turns]
+    lost = refused(turns, speaker)
+    ids = [t.turn_id for t in turns if t.turn_id not in lost]
+    if lost:
+        console.print(f"  {len(lost):,} turns refused by validation, e.g. {next(iter(lost.values()))}")
     try:
         worker.start()
         thread.start()
@@ -189,7 +221,7 @@ def ingest(
         t0 = time.perf_counter()
         entries: list[dict[str, str]] = []
         for i, t in enumerate(turns):
-            entries.append(encode_event(to_turn(t)))
+            entries.append(encode_event(to_turn(t, speaker)))
             last_of_session = i + 1 == len(turns) or turns[i + 1].session_id != t.session_id
             if last_of_session:
                 end = SessionEnd(AGENT, t.conversation, t.session_id, t.ts)
@@ -221,18 +253,25 @@ def ingest(
 # -- 2. ask the questions ----------------------------------------------------------------------------
 
 
-def halves(questions: Sequence[Question]) -> dict[str, str]:
+def halves(questions: Sequence[Question], splits: dict[str, str] | None = None) -> dict[str, str]:
+    """Conversation -> "tuned" | "held-out": a set's own `split` ("dev" is tuned on) or, for LoCoMo,
+    conversations 1..TUNING tuned."""
+    if splits:
+        return {
+            q.conversation: ("tuned" if splits.get(q.conversation) == "dev" else "held-out")
+            for q in questions
+        }
     order = list(dict.fromkeys(q.conversation for q in questions))
     return {conv: ("tuned" if i < TUNING else "held-out") for i, conv in enumerate(order)}
 
 
-def bm25_floor(turns: Sequence[LocomoTurn]) -> Ranker:
+def bm25_floor(turns: Sequence[LocomoTurn], speaker: str = "metadata") -> Ranker:
     """Plain BM25 over the raw turn texts of the question's conversation (what the floor means)."""
     from pipeline.recall import lexical
 
     indexes: dict[str, lexical.BM25] = {}
     for t in turns:
-        indexes.setdefault(t.conversation, lexical.BM25()).add_text(t.turn_id, t.text)
+        indexes.setdefault(t.conversation, lexical.BM25()).add_text(t.turn_id, turn_text(t, speaker))
 
     def rank(q: Question) -> list[tuple[str, ...]]:
         return [(str(doc),) for doc, _ in indexes[q.conversation].search(q.text, K)]
@@ -240,13 +279,16 @@ def bm25_floor(turns: Sequence[LocomoTurn]) -> Ranker:
     return rank
 
 
-def table_lines(tables: Sequence[Table]) -> list[str]:
-    header = "| ranker | half | " + " | ".join(f"{CATEGORIES[c]} R@5 / R@10" for c in CATEGORIES)
-    lines = [header + " | **all R@5** | **all R@10** | n |", "|---|---|" + "---:|" * (len(CATEGORIES) + 3)]
+def table_lines(
+    tables: Sequence[Table], halves_: Sequence[str | None] = ("tuned", "held-out", None)
+) -> list[str]:
+    categories = sorted({c for t in tables for c in t.categories()})
+    header = "| ranker | half | " + " | ".join(f"{c} R@5 / R@10" for c in categories)
+    lines = [header + " | **all R@5** | **all R@10** | n |", "|---|---|" + "---:|" * (len(categories) + 3)]
     for t in tables:
-        for half in ("tuned", "held-out", None):
+        for half in halves_:
             cats = []
-            for c in CATEGORIES:
+            for c in categories:
                 s = t.total(half, c)
                 cats.append(f"{s.at5:.3f} / {s.at10:.3f}")
             s = t.total(half)
@@ -274,51 +316,50 @@ class LocomoResult:
     figures: dict[str, float] = field(default_factory=dict)
 
 
-def run_locomo_bench(
+@dataclass
+class Prepared:
+    """A set ingested and reviewed in its bench database: what review left recallable, and its counts."""
+
+    ingested: Ingested
+    recallable: set[str]
+    refused: dict[str, str]
+
+
+def prepare(
     settings: Settings,
+    turns: Sequence[LocomoTurn],
+    raw: bytes,
     *,
-    data: Path,
-    database_url: str,
-    redis_url: str,
-    conversations: Sequence[str] | None,
+    qdrant_path: Path,
     reuse: bool,
-    variants: Sequence[str],
-    write: bool,
+    speaker: str,
     console: Console,
-    timeout_s: float = 3600.0,
-) -> LocomoResult:
-    from bench import locomo_eval
+    timeout_s: float,
+) -> Prepared:
+    """Ingest `turns` through the real pipeline into `settings`' (bench) database, unless `reuse` and the
+    database already holds exactly this ingest (fingerprint of data, format and review settings)."""
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.migrate import upgrade
 
-    configure_logging("WARNING", settings.log_json)
-    if not data.exists():
-        raise ConfigError(f"LoCoMo data not found at {data}: pass --data PATH to locomo10.json")
-    raw = data.read_bytes()
-    turns, questions = parse(json.loads(raw))
-    if conversations:
-        unknown = sorted(set(conversations) - {t.conversation for t in turns})
-        if unknown:
-            raise ConfigError(f"no such LoCoMo conversation(s): {', '.join(unknown)}")
-        turns = [t for t in turns if t.conversation in conversations]
-        questions = [q for q in questions if q.conversation in conversations]
-    half_of = halves(questions)
-    check_disposable(database_url, redis_url, settings)
-    upgrade(database_url)
-    bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
-    qdrant_path = CACHE_DIR / "locomo-qdrant"
+    upgrade(settings.db_url)
     convs = sorted({t.conversation for t in turns})
-    wanted = fingerprint(raw, bench, convs)
-    engine = make_engine(database_url, pool_size=2)
+    wanted = fingerprint(raw, settings, convs, speaker)
+    engine = make_engine(settings.db_url, pool_size=2)
     try:
         stored = _stored_fingerprint(engine)
         if reuse and stored == wanted and qdrant_path.exists() and _holds_turns(engine, turns):
             ingested = Ingested(len(turns), reused=True)
             console.print(f"reusing the ingested state (fingerprint {wanted[:12]})", highlight=False)
         else:
-            console.rule("[bold]bench locomo: ingest through the pipeline")
             _store_fingerprint(engine, None)
-            seconds = ingest(bench, turns, qdrant_path=qdrant_path, console=console, timeout_s=timeout_s)
+            seconds = ingest(
+                settings,
+                turns,
+                qdrant_path=qdrant_path,
+                console=console,
+                timeout_s=timeout_s,
+                speaker=speaker,
+            )
             _store_fingerprint(engine, wanted)
             ingested = Ingested(len(turns), reused=False, seconds=seconds)
         scope = {"a": AGENT}
@@ -345,13 +386,64 @@ def run_locomo_bench(
             )
     finally:
         engine.dispose()
+    return Prepared(ingested, recallable, refused(turns, speaker))
+
+
+def evidence_kept(questions: Sequence[Question], recallable: set[str]) -> float:
+    """Mean share of a question's evidence turns that review left recallable (kept, or merged into a kept
+    turn): the ceiling of any ranking over the reviewed state."""
+    if not questions:
+        return 0.0
+    return sum(len(recallable.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(questions)
+
+
+def run_locomo_bench(
+    settings: Settings,
+    *,
+    data: Path,
+    database_url: str,
+    redis_url: str,
+    conversations: Sequence[str] | None,
+    reuse: bool,
+    variants: Sequence[str],
+    write: bool,
+    console: Console,
+    timeout_s: float = 3600.0,
+) -> LocomoResult:
+    from bench import locomo_eval
+
+    configure_logging("WARNING", settings.log_json)
+    if not data.exists():
+        raise ConfigError(f"LoCoMo data not found at {data}: pass --data PATH to locomo10.json")
+    raw = data.read_bytes()
+    turns, questions = parse(json.loads(raw))
+    if conversations:
+        unknown = sorted(set(conversations) - {t.conversation for t in turns})
+        if unknown:
+            raise ConfigError(f"no such LoCoMo conversation(s): {', '.join(unknown)}")
+        turns = [t for t in turns if t.conversation in conversations]
+        questions = [q for q in questions if q.conversation in conversations]
+    half_of = halves(questions)
+    check_disposable(database_url, redis_url, settings)
+    bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
+    qdrant_path = CACHE_DIR / "locomo-qdrant"
+    console.rule("[bold]bench locomo: ingest through the pipeline")
+    prepared = prepare(
+        bench,
+        turns,
+        raw,
+        qdrant_path=qdrant_path,
+        reuse=reuse,
+        speaker="metadata",
+        console=console,
+        timeout_s=timeout_s,
+    )
     console.rule("[bold]bench locomo: questions")
     tables = [score("BM25 over raw turns (floor)", questions, bm25_floor(turns), half_of)]
     tables += locomo_eval.evaluate(bench, qdrant_path, questions, half_of, variants, console)
-    ceiling = sum(len(recallable.intersection(q.evidence)) / len(q.evidence) for q in questions) / len(
-        questions
-    )
-    result = LocomoResult(tables, ingested, len(questions), len(convs), ceiling)
+    convs = {t.conversation for t in turns}
+    ceiling = evidence_kept(questions, prepared.recallable)
+    result = LocomoResult(tables, prepared.ingested, len(questions), len(convs), ceiling)
     lines = report_lines(result)
     print_lines(console, lines)
     final = tables[-1]
@@ -374,7 +466,7 @@ def category_figures(prefix: str, table: Table) -> dict[str, float]:
     """`{prefix}_r5_{category}` and `{prefix}_r10_{category}` for each LoCoMo category with questions, and
     for `all` of them."""
     out: dict[str, float] = {}
-    for c, name in [*CATEGORIES.items(), (None, "all")]:
+    for c, name in [*((c, c) for c in table.categories()), (None, "all")]:
         s = table.total(category=c)
         if s.n:
             out[f"{prefix}_r5_{name}"], out[f"{prefix}_r10_{name}"] = s.at5, s.at10

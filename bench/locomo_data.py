@@ -33,6 +33,7 @@ class LocomoTurn:
     text: str
     caption: str | None  # BLIP caption of a shared photo
     ts: datetime  # the session's date-time
+    role: str = "user"  # LoCoMo's speakers are both people; other sets mark the assistant's turns
 
     @property
     def turn_id(self) -> str:
@@ -56,7 +57,7 @@ class Question:
     conversation: str
     index: int  # position in the conversation's qa list
     text: str
-    category: int
+    category: str  # LoCoMo's numbers named by CATEGORIES; other sets name theirs
     evidence: tuple[str, ...]  # normalised turn ids, "conv-26:D1:3"
 
 
@@ -81,8 +82,16 @@ def normalise_evidence(raw: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def category_name(value: object) -> str:
+    """LoCoMo numbers its categories (CATEGORIES); the other sets name theirs."""
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return CATEGORIES.get(int(value), f"category {value}")
+    return str(value)
+
+
 def parse(data: Sequence[dict[str, Any]]) -> tuple[list[LocomoTurn], list[Question]]:
-    """Every turn and every question whose evidence names at least one turn of its conversation."""
+    """Every turn and every question whose evidence names at least one turn of its conversation.
+    A turn's `role` (user | assistant) is read when the set has one; LoCoMo's have none (both people)."""
     turns: list[LocomoTurn] = []
     questions: list[Question] = []
     for sample in data:
@@ -99,12 +108,14 @@ def parse(data: Sequence[dict[str, Any]]) -> tuple[list[LocomoTurn], list[Questi
                 if not text and not t.get("blip_caption"):
                     continue
                 caption = str(t["blip_caption"]).strip() if t.get("blip_caption") else None
-                turns.append(LocomoTurn(sid, dia, n, str(t["speaker"]), text, caption, ts))
+                role = str(t.get("role") or "user")
+                turns.append(LocomoTurn(sid, dia, n, str(t["speaker"]), text, caption, ts, role))
                 known.add(dia)
         for i, qa in enumerate(sample.get("qa") or []):
             evidence = tuple(f"{sid}:{d}" for d in normalise_evidence(qa.get("evidence") or []) if d in known)
             if evidence:
-                questions.append(Question(sid, i, str(qa["question"]), int(qa["category"]), evidence))
+                category = category_name(qa.get("category", "uncategorised"))
+                questions.append(Question(sid, i, str(qa["question"]), category, evidence))
     return turns, questions
 
 
@@ -173,12 +184,15 @@ class Table:
     """Scores of one ranker: per (half, category)."""
 
     name: str
-    cells: dict[tuple[str, int], Score] = field(default_factory=dict)
+    cells: dict[tuple[str, str], Score] = field(default_factory=dict)
 
-    def add(self, half: str, category: int, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
+    def add(self, half: str, category: str, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
         self.cells.setdefault((half, category), Score()).add(ranked, gold)
 
-    def total(self, half: str | None = None, category: int | None = None) -> Score:
+    def categories(self) -> list[str]:
+        return sorted({c for _, c in self.cells})
+
+    def total(self, half: str | None = None, category: str | None = None) -> Score:
         out = Score()
         for (h, c), s in self.cells.items():
             if (half is None or h == half) and (category is None or c == category):

@@ -350,6 +350,30 @@ def _locomo(ctx: Context, *, reuse: bool, conversations: Sequence[str] | None = 
     return result.figures
 
 
+def _quality(ctx: Context, *, reuse: bool, sets: Sequence[str] | None = None) -> Figures:
+    from bench import quality
+
+    chosen = [s for s in quality.builtin_sets(ctx.data) if sets is None or s.name in sets]
+    results = quality.run_quality_bench(
+        ctx.settings, sets=chosen, reuse=reuse, variants=[], write=ctx.write, console=ctx.console
+    )
+    return {k: v for r in results for k, v in r.figures.items()}
+
+
+def _quality_headlines(f: Figures) -> list[Headline]:
+    out: list[Headline] = []
+    for name in sorted({k.removesuffix("_kept") for k in f if k.endswith("_kept")}):
+        r10, best = f[f"{name}_r10"], f[f"{name}_best_floor_r10"]
+        out.append(
+            _target(
+                r10, r10 >= best + 0.10, ".3f", f"≥ {best + 0.10:.3f}", f"{name} R@10 (best floor + 0.10)"
+            )
+        )
+        kept = f[f"{name}_kept"]
+        out.append(_target(kept, kept >= 0.98, ".3f", "≥ 0.98", f"{name} evidence kept by review"))
+    return out
+
+
 def _locomo_headlines(f: Figures) -> list[Headline]:
     r10, r5 = f["all_r10"], f["all_r5"]
     return [
@@ -447,6 +471,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         database=LOCOMO_DB,
         redis="redis://127.0.0.1:6379/2",
         chart=True,
+    ),
+    # One bench database per set (hindsight_bench_quality_<set>), so each set's ingest can be reused.
+    Benchmark(
+        "quality",
+        _quality,
+        # Quick: the smallest set only, its ingest reused when its database holds the same fingerprint.
+        {"sets": ("friends_chat",), "reuse": True},
+        {"reuse": False},
+        _quality_headlines,
+        redis="redis://127.0.0.1:6379/2",
     ),
     Benchmark(
         "recall",

@@ -268,6 +268,44 @@ def bench_locomo(
     )
 
 
+@bench_app.command("quality", epilog=example("hindsight bench quality --reuse --variant no-spread"))
+def bench_quality(
+    data: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--data",
+            help="LoCoMo-format sets (files or folders; repeatable); default: LoCoMo + bench/data/sets",
+        ),
+    ] = None,
+    locomo: LocomoData = None,
+    speaker: Annotated[
+        str, typer.Option(help="for --data sets: how a turn says who spoke: prefix | metadata | none")
+    ] = "prefix",
+    reuse: Annotated[
+        bool,
+        typer.Option(help="skip a set's ingest+review when its bench database holds the same fingerprint"),
+    ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="ablations: also score these ranking variants (see bench/locomo_eval.py)"),
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Recall quality on every evaluation set through the real pipeline, beside BM25, dense and hybrid floors."""
+    from bench import locomo as locomo_bench
+    from bench import quality
+
+    if speaker not in locomo_bench.SPEAKER_MODES:
+        fail(f"--speaker must be one of {', '.join(locomo_bench.SPEAKER_MODES)}, got {speaker!r}")
+    sets = quality.sets_from_paths(data, speaker) if data else quality.builtin_sets(locomo)
+    results = quality.run_quality_bench(
+        load_settings(), sets=sets, reuse=reuse, variants=variant or [], write=write, console=out
+    )
+    missed = [r.eval_set.name for r in results if not quality.met(r)]
+    if missed:
+        fail(f"quality targets missed on {', '.join(missed)} (see above)")
+
+
 @bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
 def bench_recall(
     n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,

@@ -305,8 +305,8 @@ def test_locomo_figures_per_category_and_all_are_what_the_table_scores() -> None
     from bench.locomo_data import Table
 
     table = Table("hybrid")
-    table.add("tuned", 1, [("a",), ("b",)], ["a"])  # multi-hop: found
-    table.add("held-out", 2, [("c",)], ["a", "b"])  # temporal: missed
+    table.add("tuned", "multi-hop", [("a",), ("b",)], ["a"])  # found
+    table.add("held-out", "temporal", [("c",)], ["a", "b"])  # missed
     assert category_figures("pipeline", table) == {
         "pipeline_r5_multi-hop": 1.0,
         "pipeline_r10_multi-hop": 1.0,
