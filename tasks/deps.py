@@ -51,7 +51,6 @@ def review_config_for(r: ReviewSettings) -> ReviewConfig:
         dedup_threshold=r.dedup_threshold,
         cold_below=r.cold_below,
         keep_above=r.keep_above,
-        band_keep_at=r.band_keep_at,
         judge_keep_above=r.judge_keep_above,
         cluster=clustering.ClusterParams(min_cluster_size=r.min_cluster_size, min_cohesion=r.min_cohesion),
         cluster_limit=r.cluster_limit,

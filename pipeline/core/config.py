@@ -87,14 +87,14 @@ class PolicySettings(BaseModel):
 
 
 class ReviewSettings(BaseModel):
-    """Quality thresholds and weights (DESIGN §2): < cold_below -> cold, > keep_above -> kept, the band
-    between -> the LLM judge when configured (keep if its score > judge_keep_above), else the rule score
-    (keep if >= band_keep_at)."""
+    """Quality thresholds and weights (DESIGN §2). Only a turn that carries nothing (pleasantries, filler)
+    goes cold by quality; > keep_above -> kept; the band [cold_below, keep_above] -> the LLM judge when
+    configured (keep if its score > judge_keep_above), else kept (pipeline/review/quality.decide_keep
+    says why: the rule score alone lost a fifth of the evidence of conversations it was not written on)."""
 
     dedup_threshold: float = Field(0.95, gt=0, le=1)
     cold_below: float = Field(0.3, ge=0, le=1)
     keep_above: float = Field(0.7, ge=0, le=1)
-    band_keep_at: float = Field(0.5, ge=0, le=1)
     judge_keep_above: float = Field(0.5, ge=0, le=1)
     weight_density: float = Field(0.35, ge=0)
     weight_timeliness: float = Field(0.15, ge=0)

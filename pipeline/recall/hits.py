@@ -29,7 +29,6 @@ class Candidate:
     lexical: float | None = None  # BM25
     lexical_rank: int | None = None
     fused: float = 0.0
-    neighbour: float = 0.0  # relevance shared by an adjacent turn (ranking.spread), when it raised `fused`
     # Cosine with the turn and its neighbours mixed in (RecallTuning.dense_previous), when measured.
     dense_context: float | None = None
 
@@ -130,7 +129,7 @@ def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[st
         "lexical": None if c.lexical is None else round(c.lexical, 6),
         "lexical_rank": c.lexical_rank,
         "fused": round(c.fused, 6),
-        "from_neighbour": c.neighbour > 0,
+        "from_neighbour": False,  # set by hybrid._lift_neighbours when a match's share lifted it
         "weight": round(f.weight, 6),
         "trust": f.trust,
         "semantic_boost": f.semantic,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -111,8 +112,11 @@ def recall(
         fused = ranking.normalised(lists, weights=weights)
     for key, value in fused.items():
         candidates[key].fused = value
-    if adjacent and (tuning.after_match > 0 or tuning.before_match > 0):
-        _spread_to_neighbours(candidates, adjacent, tuning)
+    lifts = (
+        _neighbours_to_lift(candidates, adjacent, tuning)
+        if adjacent and (tuning.after_match > 0 or tuning.before_match > 0)
+        else {}
+    )
     if lexicon is not None and tuning.session_prior > 0:
         _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
 
@@ -132,6 +136,8 @@ def recall(
         for c in candidates.values()
         if (hit := to_hit(c, episodes, memories, window, fact_turns, tuning, speaker)) is not None
     ]
+    if lifts:
+        hits = _lift_neighbours(hits, lifts)
     if include_cold:
         # Cold memories are found by vector alone; in hybrid mode their cosine rank is put on the fused
         # scale (a reciprocal rank), so that they neither swamp nor vanish under the hot ones.
@@ -254,20 +260,40 @@ def _episode_vectors(
     return {(EPISODE, ref): v for ref, v in stored.items()}
 
 
-def _spread_to_neighbours(
+def _neighbours_to_lift(
     candidates: dict[Key, Candidate],
     adjacent: dict[Key, tuple[Key | None, Key | None]],
     tuning: RecallTuning,
-) -> None:
-    """Raise each candidate to the share of its neighbours' relevance (ranking.spread); a neighbour that
-    was not a candidate becomes one (hydration then drops it if it is not recallable)."""
+) -> dict[Key, list[tuple[Key, float]]]:
+    """ranking.neighbour_shares of the best `spread_from` candidates; a neighbour that was not a candidate
+    becomes one, so that it is hydrated (hydration drops it if it is not recallable)."""
     best = sorted((c for c in candidates.values() if c.fused > 0), key=lambda c: c.fused, reverse=True)
-    fused = {c.key: c.fused for c in best[: tuning.spread_from]}
-    spread = ranking.spread(fused, adjacent, after=tuning.after_match, before=tuning.before_match)
-    for key, value in spread.items():
-        c = candidates.setdefault(key, Candidate(key))
-        if value > c.fused:
-            c.fused = c.neighbour = value
+    shares = ranking.neighbour_shares(
+        [c.key for c in best[: tuning.spread_from]],
+        adjacent,
+        after=tuning.after_match,
+        before=tuning.before_match,
+    )
+    for neighbour in shares:
+        candidates.setdefault(neighbour, Candidate(neighbour))
+    return shares
+
+
+def _lift_neighbours(hits: list[Hit], shares: dict[Key, list[tuple[Key, float]]]) -> list[Hit]:
+    """Each hit at least its share of the final score of the match beside it (ranking.lift), never more.
+    Lifting by the share of the match's relevance before the factors, as before, let a neighbour's own
+    factors put it above the match: a peanut-allergy turn (cosine -0.05) ranked above the residence turns
+    it sat next to for "Where does the user live?"."""
+    key_of = {h.id: (kind, int(ref)) for h in hits for kind, _, ref in [h.id.partition(":")]}
+    id_of = {key: hit_id for hit_id, key in key_of.items()}
+    lifted = ranking.lift({key_of[h.id]: h.score for h in hits}, shares)
+    out: list[Hit] = []
+    for h in hits:
+        if (up := lifted.get(key_of[h.id])) is not None:
+            explain = {**(h.explain or {}), "from_neighbour": True, "lifted_from": id_of[up[1]]}
+            h = replace(h, score=up[0], explain=explain)
+        out.append(h)
+    return out
 
 
 def _session_prior(

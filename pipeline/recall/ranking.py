@@ -15,7 +15,16 @@ from pipeline.review.quality import SOURCE_TRUST, UNKNOWN_TRUST
 
 K = TypeVar("K", bound=Hashable)
 
-__all__ = ["SOURCE_TRUST", "UNKNOWN_TRUST", "Factors", "normalised", "order_turns", "rrf", "spread"]
+__all__ = [
+    "SOURCE_TRUST",
+    "UNKNOWN_TRUST",
+    "Factors",
+    "lift",
+    "neighbour_shares",
+    "normalised",
+    "order_turns",
+    "rrf",
+]
 # A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
 SEMANTIC_BOOST = 1.2
 
@@ -81,27 +90,42 @@ def ranked_weight(weight: float, base_weight: float | None, decay_exponent: floa
     return base_weight * min(weight / base_weight, 1.0) ** decay_exponent
 
 
-def spread(
-    scores: Mapping[K, float],
+def neighbour_shares(
+    matches: Sequence[K],
     adjacent: Mapping[K, tuple[K | None, K | None]],
     *,
     after: float,
     before: float,
-) -> dict[K, float]:
-    """Relevance shared with neighbouring turns: each key scores at least `after` x the score of the turn
-    before it and `before` x the score of the turn after it (`adjacent`: key -> (previous, next)).
+) -> dict[K, list[tuple[K, float]]]:
+    """Neighbour -> [(match, share)]: the turn after each match may borrow `after` of its score, the turn
+    before it `before` (`adjacent`: key -> (previous, next)).
 
     In conversation the words of a question are often in one turn and the answer in the next ("What got
     you into running?" / "To de-stress"), and a question is often only told by its answer; the reply
-    to a match is likely what was asked about. Only the given scores spread (one step, not a chain);
-    neighbours without a score of their own join the result."""
-    out = dict(scores)
-    for key, score in scores.items():
+    to a match is likely what was asked about. One step, not a chain."""
+    out: dict[K, list[tuple[K, float]]] = {}
+    for key in matches:
         previous, following = adjacent.get(key, (None, None))
-        if following is not None and after > 0:
-            out[following] = max(out.get(following, 0.0), after * score)
-        if previous is not None and before > 0:
-            out[previous] = max(out.get(previous, 0.0), before * score)
+        for neighbour, share in ((following, after), (previous, before)):
+            if neighbour is not None and neighbour != key and share > 0:
+                out.setdefault(neighbour, []).append((key, share))
+    return out
+
+
+def lift(
+    scores: Mapping[K, float], shares: Mapping[K, Sequence[tuple[K, float]]]
+) -> dict[K, tuple[float, K]]:
+    """The keys a borrowed share raises: key -> (share x its match's final score, the match), where that is
+    more than the key's own score. With shares below 1 a lifted key stays below the match it borrows from,
+    whatever factors either carries."""
+    out: dict[K, tuple[float, K]] = {}
+    for key, own in scores.items():
+        best: tuple[float, K] | None = None
+        for match, share in shares.get(key, ()):
+            if match in scores and (best is None or share * scores[match] > best[0]):
+                best = (share * scores[match], match)
+        if best is not None and best[0] > own:
+            out[key] = best
     return out
 
 

@@ -88,6 +88,7 @@ NOVELTY_KNEE = 0.1
 CORRECTION_NOVELTY_KNEE = 0.05
 # A pleasantry may carry one content word (or a two-character Chinese word) and still be one.
 PLEASANTRY_MAX_CONTENT = 1.2
+NO_CONTENT = "no_content"  # the reason a turn of nothing but pleasantries or filler carries
 # A statement that is stale by tomorrow ("I'm tired right now") cannot be kept on its other merits alone:
 # gate = min(1, STALENESS_FLOOR + timeliness), so only timeliness below 0.4 bites.
 STALENESS_FLOOR = 0.6
@@ -278,6 +279,7 @@ def score_turn(
     if pleasantries is not None:
         # No information, nothing to act on, stale by tomorrow.
         reasons.extend(pleasantries)
+        reasons.append(NO_CONTENT)
         density, timeliness, actionability, kinds = 0.0, 0.1, 0.0, []
     else:
         # First person counts as a fact about the user only when the user says it.
@@ -320,9 +322,10 @@ def score_turn(
     )
 
 
-def band_decision(total: float, band_keep_at: float = 0.5) -> str:
-    """The rule's own verdict inside the judge band, when no LLM is configured or it fails."""
-    return "keep" if total >= band_keep_at else "cold"
+def carries_nothing(score: QualityScore) -> bool:
+    """Nothing but pleasantries, acknowledgements or filler ("ok", "haha", "thanks!", "good night"): the
+    one kind of turn review sends cold by quality."""
+    return NO_CONTENT in score.reasons
 
 
 def decide_keep(
@@ -331,14 +334,22 @@ def decide_keep(
     core: bool,
     cold_below: float = 0.3,
     keep_above: float = 0.7,
-    band_keep_at: float = 0.5,
 ) -> tuple[str, str]:
-    """("keep" | "cold" | "judge", why). "judge": total in [cold_below, keep_above], the caller asks an LLM
-    if it has one, else uses band_decision(total, band_keep_at)."""
+    """("keep" | "cold" | "judge", why).
+
+    Only a turn that carries nothing goes cold. The score of a turn that says something is not evidence
+    that it is worthless: in rules-only review, sending the band below 0.5 cold lost 21-29% of the evidence
+    turns of two conversation sets the rules were not written on (an SEO question that an answer later
+    refers to, an assistant's reply with the command the user asks about weeks later), against 2% on
+    LoCoMo. So "judge" (total in [cold_below, keep_above]) goes to the LLM when there is one and is kept
+    when there is none, and a turn with content below the band is kept: the LLM is asked where a second
+    opinion can tip the balance, not about every terse remark."""
     if core:
         return "keep", "core"
-    if score.total < cold_below:
-        return "cold", f"total {score.total:.2f} < {cold_below}"
+    if carries_nothing(score):
+        return "cold", "carries_nothing"
     if score.total > keep_above:
         return "keep", f"total {score.total:.2f} > {keep_above}"
-    return "judge", f"total {score.total:.2f} in [{cold_below}, {keep_above}], band keeps at {band_keep_at}"
+    if score.total < cold_below:
+        return "keep", f"total {score.total:.2f} < {cold_below}, but it carries content"
+    return "judge", f"total {score.total:.2f} in [{cold_below}, {keep_above}]"

@@ -37,7 +37,6 @@ class ReviewConfig:
     dedup_threshold: float = 0.95
     cold_below: float = 0.3
     keep_above: float = 0.7
-    band_keep_at: float = 0.5
     judge_keep_above: float = 0.5
     weights: quality.QualityWeights = field(default_factory=quality.QualityWeights)
     scope_memory_limit: int = 20_000  # most recent kept memories a batch is compared against
@@ -240,14 +239,13 @@ def _assess(
         core=ep.core,
         cold_below=config.cold_below,
         keep_above=config.keep_above,
-        band_keep_at=config.band_keep_at,
     )
     if decision != "keep" and states_fact:
         decision, why = "keep", "states_fact"
     if decision == "judge":
         verdict = llm.judge(ep.content, ep.role, score, stats) if llm is not None else None
-        if verdict is None:  # no LLM, or it failed: the rule score decides (the adapter counted the fallback)
-            decision, why = quality.band_decision(score.total, config.band_keep_at), "rule_band"
+        if verdict is None:  # no LLM, or it failed: kept (the adapter counted the fallback), see decide_keep
+            decision, why = "keep", "rule_band"
         else:
             stats["judged"] += 1
             decision, why = (

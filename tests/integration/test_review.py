@@ -56,6 +56,27 @@ def _rows(repo: Repository, sql: str, **params: object) -> list[tuple[Any, ...]]
         return [tuple(r) for r in conn.execute(text(sql), params)]
 
 
+def test_rules_only_review_keeps_what_says_something_and_colds_only_filler(stack: Stack) -> None:
+    # Without an LLM the rule score cannot tell a question the user comes back to, or an assistant's
+    # command, from noise: they stay recallable; what carries nothing goes cold.
+    stack.start_scheduler()
+    _session(
+        stack,
+        "b1",
+        [
+            ("user", "hmm, which one works better for SEO and faster deployment times?"),
+            ("assistant", "For SEO, Next.js with static export; deploy it with `vercel deploy --prod`."),
+            ("user", "ok"),
+            ("user", "thanks!!"),
+        ],
+        JAN,
+    )
+    status = dict(_rows(stack.repo, "SELECT turn_id, status FROM episodes WHERE session_id = 'b1'"))
+    assert status == {"b1-0": "kept", "b1-1": "kept", "b1-2": "cold", "b1-3": "cold"}
+    hits = stack.recall("which deploy command did the assistant suggest", "agent-a", "li", k=5)
+    assert "b1-1" in {t for h in hits for t in h["source_turn_ids"]}  # type: ignore[attr-defined]
+
+
 def test_a_move_closes_the_old_city_and_as_of_answers_the_past(stack: Stack) -> None:
     stack.start_scheduler()
     _session(stack, "s1", [("user", "你好"), ("user", "我住在杭州，在一家做机器人的公司上班")], JAN)

@@ -216,18 +216,37 @@ def test_bm25_extend_scores_as_if_the_terms_had_been_added_at_once() -> None:
         assert [s for _, s in got] == pytest.approx([s for _, s in want])
 
 
-def test_spread_lifts_the_reply_and_the_question_of_a_match_one_step_only() -> None:
+def test_the_reply_and_the_question_of_a_match_borrow_its_score_one_step_only() -> None:
     # q -> a -> b -> c in one session; only "a" matched.
     adjacent = {"q": (None, "a"), "a": ("q", "b"), "b": ("a", "c"), "c": ("b", None)}
-    out = ranking.spread({"a": 1.0}, adjacent, after=0.7, before=0.5)
-    assert out == {"a": 1.0, "b": pytest.approx(0.7), "q": pytest.approx(0.5)}  # not "c": one step
-    # The larger of a turn's own relevance and its neighbours' share, not their sum.
-    out = ranking.spread({"a": 1.0, "b": 0.9, "q": 0.1}, adjacent, after=0.7, before=0.5)
-    assert out["b"] == pytest.approx(0.9)
-    assert out["q"] == pytest.approx(0.5)
-    assert out["a"] == pytest.approx(1.0)  # b's 0.45 and q's 0.07 do not lift it
-    assert out["c"] == pytest.approx(0.63)
-    assert ranking.spread({"a": 1.0}, adjacent, after=0.0, before=0.0) == {"a": 1.0}
+    shares = ranking.neighbour_shares(["a"], adjacent, after=0.7, before=0.5)
+    assert shares == {"b": [("a", 0.7)], "q": [("a", 0.5)]}  # not "c": one step
+    out = ranking.lift({"a": 1.0, "b": 0.1, "q": 0.0, "c": 0.0}, shares)
+    assert out == {"b": (pytest.approx(0.7), "a"), "q": (pytest.approx(0.5), "a")}
+    # The larger of a turn's own score and its share of a neighbour's, not their sum.
+    assert "b" not in ranking.lift({"a": 1.0, "b": 0.9}, shares)
+    assert ranking.neighbour_shares(["a"], adjacent, after=0.0, before=0.0) == {}
+
+
+@pytest.mark.parametrize("source_score", [0.05, 0.5, 3.0])
+def test_a_lift_never_puts_a_turn_above_the_turn_it_borrowed_from(source_score: float) -> None:
+    # Whatever the factors made of either score, the borrower stays below its match.
+    adjacent = {"m": (None, "n"), "n": ("m", None)}
+    shares = ranking.neighbour_shares(["m", "n"], adjacent, after=0.7, before=0.5)
+    scores = {"m": source_score, "n": source_score * 0.01}
+    lifted = ranking.lift(scores, shares)
+    assert lifted["n"][0] < scores["m"]
+    assert "m" not in lifted  # n's own score is too small to lift m
+
+
+def test_recall_lifts_a_neighbour_by_the_final_score_of_its_match() -> None:
+    def hit(ref: int, score: float) -> Hit:
+        return Hit(f"episode:{ref}", "episode", "t", score, 1.0, None, None, (f"t{ref}",), "s", explain={})
+
+    shares = {("episode", 2): [(("episode", 1), 0.7)], ("episode", 3): [(("episode", 9), 0.7)]}
+    out = recall._lift_neighbours([hit(1, 0.4), hit(2, 0.1), hit(3, 0.05)], shares)
+    assert [h.score for h in out] == pytest.approx([0.4, 0.28, 0.05])  # 9 is not among the hits
+    assert out[1].explain == {"from_neighbour": True, "lifted_from": "episode:1"}
 
 
 def test_named_speaker_is_the_one_person_the_query_names() -> None:
