@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bench.sets import assistant_help, friends_chat
+import bench.sets.assistant_help as assistant_help
+import bench.sets.friends_chat as friends_chat
 from bench.sets.common import SETS_DIR, write_set
 
 

@@ -48,6 +48,13 @@ class InMemoryVectorIndex:
             self._vectors.pop(point_id, None)
             self._payloads.pop(point_id, None)
 
+    def delete_refs(self, kind: str, ref_ids: Sequence[int]) -> None:
+        refs = {int(i) for i in ref_ids}
+        self._check_available()
+        for point_id, payload in list(self._payloads.items()):
+            if payload.get("kind") == kind and payload.get("ref_id") in refs:
+                del self._vectors[point_id], self._payloads[point_id]
+
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
         query = _unit(vector, self.dimension)
         self._check_available()

@@ -17,21 +17,27 @@ import psycopg
 from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.core.errors import HindsightError
 from pipeline.core.logging import get_logger
+from pipeline.core.models import EPISODE
 from pipeline.core.ports import IndexPoint, OutboxStore, VectorIndex
 
 log = get_logger(__name__)
 # Longest wait between reconnects while PostgreSQL is down: a longer one only delays recovery.
 MAX_BACKOFF_S = 10.0
+UPSERT_SLICE = 1024  # points per upsert call
 
 
 def drain_once(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
     """Apply up to `limit` outbox rows to the index. Returns how many rows were applied."""
 
-    def apply(upserts: Sequence[IndexPoint], deletes: Sequence[str]) -> None:
-        if upserts:
-            index.upsert(upserts)
+    def apply(upserts: Sequence[IndexPoint], deletes: Sequence[str], gone: Sequence[int] = ()) -> None:
+        # In slices: a pass of long episodes can hold tens of thousands of passage points, and an adapter
+        # converts each batch it is given to plain lists at once.
+        for start in range(0, len(upserts), UPSERT_SLICE):
+            index.upsert(upserts[start : start + UPSERT_SLICE])
         if deletes:
             index.delete(deletes)
+        if gone:  # the passages of episodes that left the index (their ids are not known here)
+            index.delete_refs(EPISODE, gone)
 
     return repo.process_outbox(limit, apply)
 

@@ -20,6 +20,7 @@ from qdrant_edge import (
     EdgeVectorParams,
     FieldCondition,
     Filter,
+    MatchAny,
     MatchValue,
     PayloadSchemaType,
     Point,
@@ -34,6 +35,8 @@ from pipeline.core.errors import ConfigError, IndexUnavailable
 from pipeline.core.ports import IndexHit, IndexPoint
 
 SCOPE_FIELDS = ("agent_id", "user_id")
+# delete_refs filters on it: without an index each call would read every point's payload.
+REF_FIELD = "ref_id"
 _SCROLL_PAGE = 1024
 # Segments are written at most this often (Qdrant server's own flush_interval_sec); the WAL holds the
 # writes in between and is replayed on open, so a killed process loses nothing (contract-tested).
@@ -83,6 +86,19 @@ class EdgeVectorIndex:
         ids: list[int | uuid.UUID | str] = [canonical_id(i) for i in point_ids]
         with self._lock, _translated("delete"):
             self._shard.update(UpdateOperation.delete_points(ids))
+            self._flush_if_due()
+
+    def delete_refs(self, kind: str, ref_ids: Sequence[int]) -> None:
+        if not ref_ids:
+            return
+        selector = Filter(
+            must=[
+                FieldCondition(key="kind", match=MatchValue(kind)),
+                FieldCondition(key=REF_FIELD, match=MatchAny([int(i) for i in ref_ids])),
+            ]
+        )
+        with self._lock, _translated("delete by ref"):
+            self._shard.update(UpdateOperation.delete_points_by_filter(selector))
             self._flush_if_due()
 
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
@@ -140,6 +156,8 @@ class EdgeVectorIndex:
                 # Rebuilding an index that exists costs a pass over the shard at every open: skip it.
                 if field not in existing:
                     self._shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))
+            if REF_FIELD not in existing:
+                self._shard.update(UpdateOperation.create_field_index(REF_FIELD, PayloadSchemaType.Integer))
             self._shard.flush()
 
 

@@ -15,6 +15,8 @@ from pipeline.core.errors import ConfigError, IndexUnavailable, PermanentError
 from pipeline.core.ports import IndexHit, IndexPoint
 
 SCOPE_FIELDS = ("agent_id", "user_id")
+# delete_refs filters on it: without an index each call would read every point's payload.
+REF_FIELD = "ref_id"
 _SCROLL_PAGE = 1024
 _CONFLICT = 409
 
@@ -82,6 +84,20 @@ class ServerVectorIndex:
             return
         selector = models.PointIdsList(points=[canonical_id(i) for i in point_ids])
         with _translated("delete"):
+            self.client.delete(self.collection, points_selector=selector, wait=True)
+
+    def delete_refs(self, kind: str, ref_ids: Sequence[int]) -> None:
+        if not ref_ids:
+            return
+        selector = models.FilterSelector(
+            filter=models.Filter(
+                must=[
+                    models.FieldCondition(key="kind", match=models.MatchValue(value=kind)),
+                    models.FieldCondition(key=REF_FIELD, match=models.MatchAny(any=[int(i) for i in ref_ids])),
+                ]
+            )
+        )
+        with _translated("delete by ref"):
             self.client.delete(self.collection, points_selector=selector, wait=True)
 
     def search(self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int) -> list[IndexHit]:
@@ -154,6 +170,10 @@ class ServerVectorIndex:
                 self.client.create_payload_index(
                     self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD, wait=True
                 )
+        if REF_FIELD not in existing:
+            self.client.create_payload_index(
+                self.collection, REF_FIELD, field_schema=models.PayloadSchemaType.INTEGER, wait=True
+            )
 
 
 def _scope_filter(agent_id: str, user_id: str) -> models.Filter:

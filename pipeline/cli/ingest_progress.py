@@ -29,7 +29,14 @@ def progress_bar(console: Console) -> LineProgress:
 
 
 def ingest_file(
-    path: Path, *, post: Callable[[list[dict[str, Any]]], Any], chunk: int, console: Console
+    path: Path,
+    *,
+    post: Callable[[list[dict[str, Any]]], Any],
+    chunk: int,
+    max_bytes: int | None = None,
+    console: Console,
 ) -> IngestResult:
     """pipeline.ingest.jsonl_file.ingest_file with the progress bar on `console`."""
-    return jsonl_file.ingest_file(path, post=post, chunk=chunk, progress=progress_bar(console))
+    return jsonl_file.ingest_file(
+        path, post=post, chunk=chunk, max_bytes=max_bytes, progress=progress_bar(console)
+    )

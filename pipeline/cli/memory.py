@@ -33,7 +33,13 @@ def ingest(
     settings = load_settings()
     with http_client(settings) as client:
         result = ingest_file(
-            file, post=lambda items: call(client, "POST", "/v1/turns", json=items), chunk=chunk, console=err
+            file,
+            post=lambda items: call(client, "POST", "/v1/turns", json=items),
+            chunk=chunk,
+            # A request ends before the API's body limit (the API's own setting, read here): long turns
+            # would otherwise make a 500-turn chunk a 413.
+            max_bytes=settings.max_request_bytes,
+            console=err,
         )
         for line_no, reason in result.rejected:
             err.print(f"[yellow]{file}:{line_no}:[/yellow] {reason}", highlight=False)

@@ -32,12 +32,19 @@ class IndexHit:
 class VectorIndex(Protocol):
     """A cosine-similarity index of memory points with a payload; filters on agent_id and user_id.
 
-    Every write is idempotent: upserting the same id twice or deleting a missing id is not an error.
+    Every point's payload names the row it stands for (`kind`, `ref_id`); a long episode has several points
+    (its main vector and its passages, payload `passage`: 1, 2, ...). Every write is idempotent: upserting
+    the same id twice or deleting a missing id is not an error.
     """
 
     def upsert(self, points: Sequence[IndexPoint]) -> None: ...
 
     def delete(self, point_ids: Sequence[str]) -> None: ...
+
+    def delete_refs(self, kind: str, ref_ids: Sequence[int]) -> None:
+        """Delete every point whose payload has this `kind` and one of `ref_ids` (an episode's main point and
+        all its passages), whatever their ids: no passage outlives its episode in the index."""
+        ...
 
     def search(
         self, vector: Sequence[float], *, agent_id: str, user_id: str, limit: int
@@ -53,7 +60,9 @@ class VectorIndex(Protocol):
 
 
 class Embedder(Protocol):
-    """Text to L2-normalised float32 vectors, shape (len(texts), dimension)."""
+    """Text to L2-normalised float32 vectors, shape (len(texts), dimension). A text longer than the model's
+    window (MiniLM: 256 word pieces) is embedded by its start only: review embeds a long turn's rest as
+    passages (pipeline/review/passages.py)."""
 
     dimension: int
 
@@ -113,12 +122,17 @@ class ReviewStore(Protocol):
     ) -> tuple[bool, dict[str, int]]: ...
 
 
+# What the indexer does with one pass of the outbox: apply(upserts, deletes, gone_episodes) upserts the
+# points, deletes these point ids, and deletes every point of these episodes (VectorIndex.delete_refs).
+IndexChanges = Callable[[list[IndexPoint], list[str], list[int]], None]
+
+
 class OutboxStore(Protocol):
     """The durable queue of index changes the indexer relays into the VectorIndex."""
 
-    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
-        """Hand up to `limit` queued points' current state to `apply(upserts, deletes)`, then drop the rows
-        (kept for a retry if `apply` raises). Returns how many rows were taken."""
+    def process_outbox(self, limit: int, apply: IndexChanges) -> int:
+        """Hand up to `limit` queued points' current state to `apply(upserts, deletes, gone_episodes)`, then
+        drop the rows (kept for a retry if `apply` raises). Returns how many rows were taken."""
         ...
 
 

@@ -124,6 +124,8 @@ class MemoryWrite:
 @dataclass
 class ReviewWrite:
     embeddings: dict[int, bytes] = field(default_factory=dict)
+    # A long turn's passage vectors (pipeline/review/passages.py): k x dimension float32, row-major.
+    passages: dict[int, bytes] = field(default_factory=dict)
     decisions: Sequence[EpisodeDecision] = ()
     # Kept memories outside the batch that a newer batch turn supersedes as a near-duplicate: loser -> survivor.
     outside_merges: dict[int, int] = field(default_factory=dict)

@@ -59,31 +59,49 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
             yield line_no, item, None
 
 
+def request_bytes(item: dict[str, Any]) -> int:
+    """What `item` adds to a JSON array body as httpx encodes it (compact, UTF-8), its comma included."""
+    encoded = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return len(encoded.encode("utf-8", "surrogatepass")) + 1
+
+
 def ingest_file(
     path: Path,
     *,
     post: Callable[[list[dict[str, Any]]], Any],
     chunk: int,
+    max_bytes: int | None = None,
     progress: LineProgress = no_progress,
 ) -> IngestResult:
-    """Push the file's good lines, `chunk` at a time, through `post`; the bad ones are reported by number."""
+    """Push the file's good lines, `chunk` at a time, through `post`; the bad ones are reported by number.
+
+    With `max_bytes` (the API's request-body limit) a request also ends before its body would pass it:
+    500 turns of up to 256 KiB each would otherwise be refused whole with a 413.
+    """
     result = IngestResult()
     total = sum(1 for line in path.open("rb") if line.strip())
     pending: list[dict[str, Any]] = []
+    pending_bytes = 2  # the brackets
 
     def flush() -> None:
+        nonlocal pending_bytes
         if pending:
             post(pending)
             result.pushed += len(pending)
             result.turn_ids.extend(i["turn_id"] for i in pending if i.get("kind", "turn") == "turn")
             pending.clear()
+            pending_bytes = 2
 
     with progress(total) as advance:
         for line_no, item, reason in read_jsonl(path):
             if item is None:
                 result.rejected.append((line_no, reason or "invalid"))
             else:
+                size = request_bytes(item) if max_bytes is not None else 0
+                if max_bytes is not None and pending and pending_bytes + size > max_bytes:
+                    flush()
                 pending.append(item)
+                pending_bytes += size
                 if len(pending) >= chunk:
                     flush()
             advance()

@@ -14,7 +14,9 @@ from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import DEFAULT_SOURCE, ROLES, SOURCES, SPACES, SessionEnd, StreamEvent, Turn
 
 MAX_ID_CHARS = 256
-MAX_CONTENT_BYTES = 16 * 1024
+# A turn's text: a long assistant reply with code runs to tens of KB. Review embeds what is past the
+# model's first window as passages (pipeline/review/passages.py); BM25 reads all of it.
+MAX_CONTENT_BYTES = 256 * 1024
 MAX_METADATA_BYTES = 16 * 1024
 MAX_METADATA_DEPTH = 8
 MIN_YEAR, MAX_YEAR = 1900, 2200
@@ -126,7 +128,8 @@ def _content(fields: Mapping[str, Any]) -> str:
     except UnicodeEncodeError:
         raise InvalidTurn("content: not valid UTF-8 (lone surrogate)") from None
     if size > MAX_CONTENT_BYTES:
-        raise InvalidTurn(f"content: {size} bytes, more than {MAX_CONTENT_BYTES}")
+        limit = f"{MAX_CONTENT_BYTES} bytes ({MAX_CONTENT_BYTES // 1024} KiB)"
+        raise InvalidTurn(f"content: {size} bytes, more than the limit of {limit}")
     if "\x00" in content:
         raise InvalidTurn("content: contains a NUL character")
     return content

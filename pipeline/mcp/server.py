@@ -94,7 +94,7 @@ class MemoryTools:
         user_id: UserId,
         session_id: SessionId,
         role: Literal["user", "assistant", "tool", "system"],
-        content: Annotated[str, Field(min_length=1, description="the turn's text (UTF-8, at most 16 KiB)")],
+        content: Annotated[str, Field(min_length=1, description="the turn's text (UTF-8, at most 256 KiB)")],
         ts: AsOf = None,
         source: Literal["user", "agent", "tool", "external"] | None = None,
         metadata: Annotated[

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline.core.models import InjectionVerdict
+from pipeline.ingest.validation import MAX_CONTENT_BYTES
 from pipeline.review.regex_gate import GateSet
 
 Decision = Literal["quarantine", "uncertain", "clean"]
@@ -48,13 +49,20 @@ UNKNOWN_SUSPICION = 1.25
 _INVISIBLE = dict.fromkeys(
     [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 )
-_MAX_CHARS = 20_000  # a turn is at most 16 KiB; the cap only bounds the work on anything larger
+# A turn is at most MAX_CONTENT_BYTES, so at most that many characters: all of it is screened (an
+# instruction planted after 20,000 characters of filler was not, and passages make such text recallable).
+# Every pattern is linear in the text (tests/unit/test_injection.py times a 256 KiB turn); the cap only
+# bounds the work on anything larger.
+_MAX_CHARS = MAX_CONTENT_BYTES
 
 # Building blocks (applied to NFKC-normalised, lower-cased text: full-width "：" is ":" here).
 _GAP = r"[^.!?\n]{0,40}?"  # within one clause
 _ZGAP = r".{0,16}?"  # Chinese: no spaces, a few characters between the parts
 _URL = r"(?:https?://|ftp://|www\.)\S+"
-_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+# Bounded (RFC 5321: a local part is at most 64 characters, a label 63): unbounded, `[\w.+-]+` ran to the end
+# of every run of word characters at each place a pattern tried it, and CJK text is one long run (20,000
+# characters of "把数据发送" took 46 s in the exfiltration pattern).
+_EMAIL = r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"
 _IP = r"\b\d{1,3}(?:\.\d{1,3}){3}\b"
 _TARGET = rf"(?:{_URL}|{_EMAIL}|{_IP}|webhook|pastebin|\bftp\b)"
 _AI = (

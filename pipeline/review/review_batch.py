@@ -1,7 +1,8 @@
 """The review use case: what a Celery worker does with one batch.
 
-embed once -> screen for prompt injection -> score quality -> fold near-duplicates -> extract facts ->
-(the repository) reconcile fact chains and write everything in one transaction. A turn that reads as an
+embed once (a long turn's passages too) -> screen for prompt injection -> score quality -> fold
+near-duplicates -> extract facts -> (the repository) reconcile fact chains and write everything in one
+transaction. A turn that reads as an
 instruction to the agent is quarantined before anything else looks at it: it is never a dedup survivor,
 a fact or a cluster member, and it is not indexed, until a person releases it. Only episodes no review
 has seen yet are scored; a full review also sees light-reviewed ones (for clustering) without judging
@@ -29,7 +30,16 @@ from pipeline.core.review_records import (
     ReviewWrite,
 )
 from pipeline.core.vectors import from_blob, to_blob
-from pipeline.review import clustering, consolidation, dedup, fact_extraction, injection, quality, summarise
+from pipeline.review import (
+    clustering,
+    consolidation,
+    dedup,
+    fact_extraction,
+    injection,
+    passages,
+    quality,
+    summarise,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class ReviewConfig:
     match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
     member_weight: float = 0.5  # weight of an episode folded into a semantic memory
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
+    passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +101,9 @@ def review_batch(
     vectors: dict[int, Vector] = {ep.id: vec for ep, vec in zip(to_embed, fresh, strict=True)}
     vectors.update({ep.id: from_blob(ep.embedding) for ep in episodes if ep.embedding is not None})
     timings["embed"] = _ms(t0)
+    t_passages = time.perf_counter()
+    passage_vectors = _embed_passages(to_embed, embedder, config.passage_params)
+    timings["passages"] = _ms(t_passages)
 
     stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
     pending = [ep for ep in episodes if ep.status == "pending"]
@@ -144,6 +158,7 @@ def review_batch(
         "new": len(pending),
         "quarantined": len(quarantined),
         "embedded": len(to_embed),
+        "passages": sum(len(m) for m in passage_vectors.values()),
         "kept": sum(d.status == "kept" for d in decisions),
         "cold": sum(d.status == "cold" for d in decisions),
         "merged": sum(d.status == "merged" for d in decisions),
@@ -161,6 +176,7 @@ def review_batch(
     t3 = time.perf_counter()
     write = ReviewWrite(
         embeddings={i: to_blob(v) for i, v in vectors.items() if i in {ep.id for ep in to_embed}},
+        passages={i: to_blob(m) for i, m in passage_vectors.items()},
         decisions=decisions,
         # A kept memory is folded into a newer wording only if that wording was itself kept.
         outside_merges={
@@ -185,6 +201,25 @@ def review_batch(
         counts={**counts, **fact_counts},
         timings_ms=timings,
     )
+
+
+def _embed_passages(
+    to_embed: list[BatchEpisode], embedder: Embedder, params: passages.PassageParams
+) -> dict[int, Vector]:
+    """The passage vectors of the long turns among those embedded now (episode id -> k x dimension), all
+    in one call to the embedder. Computed with the main vector, whatever the review then decides: a cold or
+    quarantined turn that comes back (re-heat, release) is indexed with its passages."""
+    texts = {ep.id: passages.passages(ep.content, params) for ep in to_embed}
+    texts = {i: t for i, t in texts.items() if t}
+    if not texts:
+        return {}
+    matrix = embedder.embed([t for ts in texts.values() for t in ts])
+    out: dict[int, Vector] = {}
+    row = 0
+    for episode_id, ts in texts.items():
+        out[episode_id] = matrix[row : row + len(ts)]
+        row += len(ts)
+    return out
 
 
 def _screen(

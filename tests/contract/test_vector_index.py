@@ -17,7 +17,7 @@ from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.adapters.qdrant_server import ServerVectorIndex
 from pipeline.core.errors import ConfigError, IndexUnavailable
 from pipeline.core.ports import IndexPoint, VectorIndex
-from pipeline.core.vector_ids import point_id
+from pipeline.core.vector_ids import passage_point_id, passage_point_ids, point_id
 
 DIM = 16
 COLLECTION = "contract"
@@ -210,6 +210,50 @@ def test_delete_removes_and_deleting_a_missing_id_is_fine(
     assert point_id("episode", 2) not in {h.id for h in hits}
 
 
+def _episode_with_passages(
+    n: int, vectors: np.ndarray, agent: str = "a1", user: str = "u1", kind: str = "episode"
+) -> list[IndexPoint]:
+    """A long episode's points as the outbox relay writes them: its main vector, then passages 1.."""
+    payload = {"kind": kind, "ref_id": n, "agent_id": agent, "user_id": user}
+    main = IndexPoint(id=point_id(kind, n), vector=vectors[0].tolist(), payload=payload)
+    return [main] + [
+        IndexPoint(id=passage_point_id(n, i), vector=v.tolist(), payload={**payload, "passage": i})
+        for i, v in enumerate(vectors[1:], start=1)
+    ]
+
+
+def test_delete_refs_removes_an_episode_and_all_its_passages_and_nothing_else(
+    index: VectorIndex, rng: np.random.Generator
+) -> None:
+    vectors = rng.standard_normal((4, 6, DIM)).astype(np.float32)
+    index.upsert(_episode_with_passages(1, vectors[0]))
+    index.upsert(_episode_with_passages(2, vectors[1], agent="a2"))  # another scope: gone all the same
+    index.upsert(_episode_with_passages(3, vectors[2]))  # kept
+    index.upsert(_episode_with_passages(1, vectors[3], kind="semantic")[:1])  # same ref_id, other kind: kept
+    assert index.count() == 6 + 6 + 6 + 1
+
+    index.delete_refs("episode", [1, 2, 999])
+    index.delete_refs("episode", [1])  # again: nothing left to delete, not an error
+    index.delete_refs("episode", [])
+
+    assert index.ids() == {point_id("episode", 3), point_id("semantic", 1)} | set(passage_point_ids(3, 5))
+    for v in vectors[0]:
+        hits = index.search(v.tolist(), agent_id="a1", user_id="u1", limit=20)
+        assert {h.payload["ref_id"] for h in hits if h.payload["kind"] == "episode"} == {3}
+
+
+def test_passage_points_are_found_with_their_episode_payload(
+    index: VectorIndex, rng: np.random.Generator
+) -> None:
+    vectors = rng.standard_normal((5, DIM)).astype(np.float32)
+    index.upsert(_episode_with_passages(7, vectors))
+
+    (hit,) = index.search(vectors[3].tolist(), agent_id="a1", user_id="u1", limit=1)
+
+    assert hit.id == passage_point_id(7, 3)
+    assert hit.payload == {"kind": "episode", "ref_id": 7, "agent_id": "a1", "user_id": "u1", "passage": 3}
+
+
 def test_ids_and_count_agree(index: VectorIndex, rng: np.random.Generator) -> None:
     assert index.ids() == set()
     assert index.count() == 0
@@ -245,6 +289,7 @@ def test_empty_index_search_returns_nothing(index: VectorIndex, rng: np.random.G
 def test_empty_writes_are_no_ops(index: VectorIndex) -> None:
     index.upsert([])
     index.delete([])
+    index.delete_refs("episode", [])
     assert index.count() == 0
 
 
@@ -314,7 +359,7 @@ import os
 from pathlib import Path
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.core.ports import IndexPoint
-from pipeline.core.vector_ids import point_id
+from pipeline.core.vector_ids import passage_point_id, passage_point_ids, point_id
 index = EdgeVectorIndex(Path({str(tmp_path / "edge")!r}), {DIM})
 vector = [1.0] + [0.0] * {DIM - 1}
 index.upsert([IndexPoint(point_id("episode", 1), vector, {{"agent_id": "a1", "user_id": "u1", "text": "kept"}})])

@@ -82,12 +82,12 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "content one byte too long",
         turn_fields(content="x" * (MAX_CONTENT_BYTES + 1)),
-        f"content: {MAX_CONTENT_BYTES + 1} bytes, more than {MAX_CONTENT_BYTES}",
+        f"content: {MAX_CONTENT_BYTES + 1} bytes, more than the limit of {MAX_CONTENT_BYTES} bytes (256 KiB)",
     ),
     (
         "content too long in UTF-8 bytes, not characters",
         turn_fields(content="é" * (MAX_CONTENT_BYTES // 2 + 1)),
-        f"content: {MAX_CONTENT_BYTES + 2} bytes, more than {MAX_CONTENT_BYTES}",
+        f"content: {MAX_CONTENT_BYTES + 2} bytes, more than the limit of {MAX_CONTENT_BYTES} bytes (256 KiB)",
     ),
     ("NUL in content", turn_fields(content="before\x00after"), "content: contains a NUL character"),
     (

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
@@ -11,8 +9,8 @@ from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.adapters.postgres.store import SqlStore
 from pipeline.adapters.postgres.tables import episodes, index_outbox, semantic_memories
 from pipeline.core.models import EPISODE, SEMANTIC
-from pipeline.core.ports import IndexPoint
-from pipeline.core.vector_ids import point_id
+from pipeline.core.ports import IndexChanges, IndexPoint
+from pipeline.core.vector_ids import passage_point_id, passage_point_ids, point_id
 from pipeline.core.vectors import from_blob
 
 # Sent on commit by a review (and by a reindex): the indexer LISTENs on it.
@@ -22,10 +20,12 @@ OUTBOX_CHANNEL = "hindsight_outbox"
 class OutboxQueries(SqlStore):
     """index_outbox: what the indexer relays (the OutboxStore port), its lag and watermark, a full reindex."""
 
-    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
+    def process_outbox(self, limit: int, apply: IndexChanges) -> int:
         """Take up to `limit` outbox rows, hand the points' current state to `apply`, then delete the rows.
 
-        `apply(upserts, deletes)` runs inside the transaction: if it raises, the rows stay for a retry.
+        `apply(upserts, deletes, gone_episodes)` runs inside the transaction: if it raises, the rows stay for
+        a retry. An episode that is no longer indexable is in `gone_episodes` as well as its main point in
+        `deletes`: its passages go by payload (VectorIndex.delete_refs), whatever number it had.
         """
         o = index_outbox
         with translate_errors(), self._sessions.begin() as s:
@@ -49,7 +49,8 @@ class OutboxQueries(SqlStore):
             )
             found = {(p.payload["kind"], p.payload["ref_id"]) for p in upserts}
             deletes = [point_id(k, i) for k, i in refs if (k, i) not in found]
-            apply(upserts, deletes)
+            gone = [i for k, i in refs if k == EPISODE and (k, i) not in found]
+            apply(upserts, deletes, gone)
             s.execute(delete(o).where(o.c.id.in_([r.id for r in rows])))
             return len(rows)
 
@@ -93,14 +94,23 @@ class OutboxQueries(SqlStore):
             return int(getattr(n, "rowcount", 0) or 0)
 
     def indexable_point_ids(self) -> set[str]:
+        """Every point the index should hold: kept episodes (and their passages) and open semantic memories."""
         e = episodes
         with translate_errors(), self.engine.connect() as conn:
-            ids = conn.scalars(select(e.c.id).where(e.c.status == "kept", e.c.embedding.is_not(None)))
+            # Passages per episode from the lengths alone: the vectors themselves are not read.
+            k = func.coalesce(func.length(e.c.passages) / func.nullif(func.length(e.c.embedding), 0), 0)
+            rows = conn.execute(
+                select(e.c.id, k.label("k")).where(e.c.status == "kept", e.c.embedding.is_not(None))
+            ).all()
             m = semantic_memories
             sids = conn.scalars(
                 select(m.c.id).where(m.c.valid_to.is_(None), m.c.status == "kept", m.c.embedding.is_not(None))
             )
-            return {point_id(EPISODE, i) for i in ids} | {point_id(SEMANTIC, i) for i in sids}
+            out = {point_id(SEMANTIC, i) for i in sids}
+            for r in rows:
+                out.add(point_id(EPISODE, r.id))
+                out.update(passage_point_ids(r.id, int(r.k)))
+            return out
 
 
 def hash_ref(kind: str, ref_id: int) -> int:
@@ -110,10 +120,10 @@ def hash_ref(kind: str, ref_id: int) -> int:
 
 _INDEXABLE = text(
     """
-    SELECT 'episode' AS kind, id, agent_id, user_id, embedding
+    SELECT 'episode' AS kind, id, agent_id, user_id, embedding, passages
     FROM episodes WHERE id = ANY(:episodes) AND status = 'kept' AND embedding IS NOT NULL
     UNION ALL
-    SELECT 'semantic', id, agent_id, user_id, embedding
+    SELECT 'semantic', id, agent_id, user_id, embedding, NULL
     FROM semantic_memories
     WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
     """
@@ -125,14 +135,19 @@ def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int
 
     The payload holds what the index filters by (the scope) and what maps a hit back to its row (kind,
     ref_id); nothing that changes while the point stays (weight, status), which would go stale or cost a
-    rewrite each time. Recall reads the rest from PostgreSQL, where it is current.
+    rewrite each time. Recall reads the rest from PostgreSQL, where it is current. A long episode's passages
+    are points of their own with the same payload and `passage`: n (1, 2, ...).
     """
     rows = s.execute(_INDEXABLE, {"episodes": episode_ids, "semantic": semantic_ids})
-    return [
-        IndexPoint(
-            id=point_id(r.kind, r.id),
-            vector=from_blob(r.embedding),  # the adapter checks and converts it once
-            payload={"kind": r.kind, "ref_id": r.id, "agent_id": r.agent_id, "user_id": r.user_id},
-        )
-        for r in rows
-    ]
+    points: list[IndexPoint] = []
+    for r in rows:
+        payload = {"kind": r.kind, "ref_id": r.id, "agent_id": r.agent_id, "user_id": r.user_id}
+        main = from_blob(r.embedding)  # the adapter checks and converts it once
+        points.append(IndexPoint(id=point_id(r.kind, r.id), vector=main, payload=payload))
+        if r.passages:
+            matrix = from_blob(r.passages).reshape(-1, len(main))
+            points.extend(
+                IndexPoint(id=passage_point_id(r.id, n), vector=row, payload={**payload, "passage": n})
+                for n, row in enumerate(matrix, start=1)
+            )
+    return points

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import LargeBinary, bindparam, func, select, text, update
+from sqlalchemy import LargeBinary, bindparam, case, func, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
@@ -28,12 +28,12 @@ def write_review(
     # Two reviews of one scope (a light one and a full one) must not merge into each other's rows at once.
     s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": scope_lock_key(agent_id, user_id)})
     touched: set[int] = set(batch_ids)
-    applied = _apply_decisions(s, write.decisions, write.embeddings, now)
+    applied = _apply_decisions(s, write.decisions, write.embeddings, write.passages, now)
     rest = {k: v for k, v in write.embeddings.items() if k not in applied}
     if rest:  # embedded episodes without a decision applied (a full batch's light-reviewed ones)
         s.execute(
             update(e).where(e.c.id == bindparam("eid"), e.c.embedding.is_(None)),
-            [{"eid": k, "embedding": v} for k, v in rest.items()],
+            [{"eid": k, "embedding": v, "passages": write.passages.get(k)} for k, v in rest.items()],
             execution_options={"synchronize_session": False},
         )
     merges = {d.id: d.merged_into for d in write.decisions if d.status == "merged" and d.merged_into}
@@ -66,10 +66,14 @@ def write_review(
 
 
 def _apply_decisions(
-    s: Session, decisions: Sequence[EpisodeDecision], embeddings: dict[int, bytes], now: datetime
+    s: Session,
+    decisions: Sequence[EpisodeDecision],
+    embeddings: dict[int, bytes],
+    passages: dict[int, bytes],
+    now: datetime,
 ) -> set[int]:
-    """Each decision on its still-pending episode, with the embedding the review computed for it (if
-    it has none yet), as one executemany per shape of row (kept, cold, merged) rather than one UPDATE
+    """Each decision on its still-pending episode, with the embedding (and a long turn's passage vectors)
+    the review computed for it (if it has none yet), as one executemany per shape of row (kept, cold, merged) rather than one UPDATE
     round trip per episode: a light batch of 100 spent ~2 ms per episode here. Writing the embedding
     and the review time in the same UPDATE leaves one new row version per episode instead of three.
 
@@ -81,6 +85,10 @@ def _apply_decisions(
         .where(e.c.id == bindparam("eid"), e.c.status == "pending")
         .values(
             embedding=func.coalesce(e.c.embedding, bindparam("fresh_embedding", type_=LargeBinary)),
+            # Computed with the embedding: an episode that already has one keeps its passages too.
+            passages=case(
+                (e.c.embedding.is_(None), bindparam("fresh_passages", type_=LargeBinary)), else_=e.c.passages
+            ),
             reviewed_at=now,
         )
     )
@@ -89,6 +97,7 @@ def _apply_decisions(
         row: dict[str, Any] = {
             "eid": d.id,
             "fresh_embedding": embeddings.get(d.id),
+            "fresh_passages": passages.get(d.id),
             "status": d.status,
             "quality": d.quality,
             "core": d.core,

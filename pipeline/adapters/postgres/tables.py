@@ -84,6 +84,9 @@ class Episode(Base):
     # Turn ids of near-duplicates merged into this episode (its provenance beyond its own turn_id).
     merged_turn_ids: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}")
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, little-endian, normalised
+    # A long turn's passage vectors (pipeline/review/passages.py), written with `embedding`: k rows of its
+    # dimension, float32, row-major; NULL for a turn one window holds. Each is a point of its own (0013).
+    passages: Mapped[bytes | None] = mapped_column(LargeBinary)
     weight: Mapped[float] = mapped_column(Float, server_default="1.0")
     # w0 of the decay curve: what `weight` decays from since the last access.
     base_weight: Mapped[float] = mapped_column(Float, server_default="1.0")
