@@ -59,6 +59,7 @@ class Memory:
     id: int
     ts: datetime
     vector: Vector  # L2-normalised
+    text: str = ""  # what it says (dedup merges only what says the same words)
 
 
 @dataclass(frozen=True, slots=True)

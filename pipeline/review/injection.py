@@ -191,10 +191,12 @@ FEATURES: tuple[Feature, ...] = (
         rf"邪恶|无限制|客服)|开发者模式|越狱|无限制模式|没有任何(?:限制|道德|规则)|不受任何限制|假设没有任何规则",
     ),
     # -- role spoofing: a line claiming to be the system, an admin or the assistant ---------------------
+    # Not "Dev:": Dev is a given name, and a chat export prefixes every message of a friend called Dev
+    # with it (236 of 6,295 turns of bench/data/sets/friends_chat quarantined).
     _f(
         "role_spoof",
         0.85,
-        r"^\s*(?:[\[<(【#*]+\s*)?(?:system|sys|admin|administrator|developer|dev|root|operator|assistant)"
+        r"^\s*(?:[\[<(【#*]+\s*)?(?:system|sys|admin|administrator|developer|root|operator|assistant)"
         r"(?: (?:prompt|message|note|notice|override|update))?\s*(?:[\]>)】*]+\s*)?[:：]|"
         r"<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?inst\]|</?(?:system|user|assistant)>|"
         r"\"role\"\s*:\s*\"system\"|\bend of (?:conversation|prompt|instructions|context)\b|"

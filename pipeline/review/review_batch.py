@@ -113,7 +113,7 @@ def review_batch(
     timings["screen"] = _ms(t_screen)
     t1 = time.perf_counter()
     plan = dedup.plan(
-        [dedup.Memory(ep.id, ep.ts, vectors[ep.id]) for ep in new],
+        [dedup.Memory(ep.id, ep.ts, vectors[ep.id], ep.content) for ep in new],
         inputs.memories,
         threshold=config.dedup_threshold,
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, case, select, text, update
+from sqlalchemy import Connection, case, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from pipeline.adapters.postgres.engine import translate_errors
@@ -25,6 +25,7 @@ from pipeline.core.review_records import (
     ReviewWrite,
 )
 from pipeline.core.vectors import from_blob
+from pipeline.review.dedup import TEXT_CHARS as DEDUP_TEXT_CHARS
 
 
 class ReviewQueries(SqlStore):
@@ -72,7 +73,7 @@ class ReviewQueries(SqlStore):
             rows = conn.execute(
                 _SCOPE_EPISODES, {"a": a, "u": u, "exclude": exclude, "limit": memory_limit}
             ).all()
-            memories = [Memory(r.id, r.ts, from_blob(r.embedding)) for r in rows]
+            memories = [Memory(r.id, r.ts, from_blob(r.embedding), r.content) for r in rows]
             points = [_point(r) for r in rows if r.clusterable][:cluster_limit]
             if len(rows) == memory_limit and len(points) < cluster_limit:
                 # The memory limit cut the scope short of enough points to cluster: read them on their own.
@@ -206,7 +207,7 @@ def _scope_memories(
 ) -> list[Memory]:
     e = episodes
     q = (
-        select(e.c.id, e.c.ts, e.c.embedding)
+        select(e.c.id, e.c.ts, e.c.embedding, func.left(e.c.content, DEDUP_TEXT_CHARS).label("content"))
         .where(
             e.c.agent_id == agent_id,
             e.c.user_id == user_id,
@@ -217,7 +218,7 @@ def _scope_memories(
         .order_by(e.c.ts.desc(), e.c.id.desc())
         .limit(limit)
     )
-    return [Memory(r.id, r.ts, from_blob(r.embedding)) for r in conn.execute(q)]
+    return [Memory(r.id, r.ts, from_blob(r.embedding), r.content) for r in conn.execute(q)]
 
 
 # An episode whose every fact was superseded would revive an outdated value if clustered.
