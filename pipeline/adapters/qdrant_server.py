@@ -93,7 +93,9 @@ class ServerVectorIndex:
             filter=models.Filter(
                 must=[
                     models.FieldCondition(key="kind", match=models.MatchValue(value=kind)),
-                    models.FieldCondition(key=REF_FIELD, match=models.MatchAny(any=[int(i) for i in ref_ids])),
+                    models.FieldCondition(
+                        key=REF_FIELD, match=models.MatchAny(any=[int(i) for i in ref_ids])
+                    ),
                 ]
             )
         )

@@ -23,7 +23,15 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from pipeline.core.models import EPISODE, SEMANTIC, Hit
-from pipeline.core.ports import ColdStorage, Embedder, LexicalSearch, RecallReader, Vector, VectorIndex
+from pipeline.core.ports import (
+    ColdStorage,
+    Embedder,
+    IndexHit,
+    LexicalSearch,
+    RecallReader,
+    Vector,
+    VectorIndex,
+)
 from pipeline.core.recall_rows import MemoryKey, RecallEpisode
 from pipeline.ingest.validation import utcnow
 from pipeline.recall import lexical, ranking
@@ -76,20 +84,11 @@ def recall(
     # The facts the query names depend on the query alone: their round trip overlaps the embedding.
     facts_future = _POOL.submit(_fact_turns, store, query, agent_id, user_id, as_of, tuning)
     vector = embedder.embed([query])[0]
-    dense_hits = (
-        index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=tuning.candidates)
-        if tuning.dense
-        else []
-    )
+    dense_hits = _dense_search(index, vector, agent_id, user_id, tuning.candidates) if tuning.dense else []
     lex_hits = lex_future.result() if lex_future is not None else []
 
     candidates: dict[Key, Candidate] = {}
-    dense_list: list[tuple[Key, float]] = []
-    for rank, h in enumerate(dense_hits, start=1):
-        key = (str(h.payload.get("kind")), int(h.payload.get("ref_id", -1)))
-        c = candidates.setdefault(key, Candidate(key))
-        c.dense, c.dense_rank = h.score, rank
-        dense_list.append((key, max(h.score, 0.0)))
+    dense_list, passage_best = _dense_candidates(dense_hits, candidates)
     lex_list: list[tuple[Key, float]] = []
     for rank, (kind, ref, s) in enumerate(lex_hits, start=1):
         key = (kind, ref)
@@ -99,7 +98,7 @@ def recall(
     adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
     if tuning.dense and (tuning.dense_rescore or tuning.dense_previous > 0 or tuning.dense_next > 0):
         dense_list = _dense_in_context(
-            store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning
+            store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning, passage_best
         )
     lists = {"dense": dense_list, "lexical": lex_list}
     weights = {"dense": tuning.dense_weight, "lexical": tuning.lexical_weight}
@@ -183,6 +182,45 @@ def _search_and_hydrate(
     return hits
 
 
+def _dense_search(
+    index: VectorIndex, vector: Vector, agent_id: str, user_id: str, limit: int
+) -> list[tuple[Key, IndexHit]]:
+    """Up to `limit` memories the vector search finds, best first, each once with its best point (its main
+    vector or, for a long episode, one of its passages: several hits of one episode count once, with the
+    best cosine). When passages crowd the first `limit` points, the search is asked once more for four
+    times as many, so that one long turn does not push the other memories out of the candidates."""
+    hits = index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=limit)
+    best = _best_per_memory(hits)
+    if len(hits) >= limit and len(best) < limit:
+        best = _best_per_memory(
+            index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=4 * limit)
+        )
+    return best[:limit]
+
+
+def _dense_candidates(
+    dense_hits: list[tuple[Key, IndexHit]], candidates: dict[Key, Candidate]
+) -> tuple[list[tuple[Key, float]], dict[Key, float]]:
+    """The dense list, each hit made a candidate; and the cosine of those found by a passage, so that
+    re-scoring by the main vector alone cannot lose what the index found deep in a long turn."""
+    dense_list: list[tuple[Key, float]] = []
+    passage_best: dict[Key, float] = {}
+    for rank, (key, h) in enumerate(dense_hits, start=1):
+        if h.payload.get("passage"):
+            passage_best[key] = h.score
+        c = candidates.setdefault(key, Candidate(key))
+        c.dense, c.dense_rank = h.score, rank
+        dense_list.append((key, max(h.score, 0.0)))
+    return dense_list, passage_best
+
+
+def _best_per_memory(hits: list[IndexHit]) -> list[tuple[Key, IndexHit]]:
+    out: dict[Key, IndexHit] = {}
+    for h in hits:  # best first: the first hit of a memory is its best
+        out.setdefault((str(h.payload.get("kind")), int(h.payload.get("ref_id", -1))), h)
+    return list(out.items())
+
+
 def _dense_in_context(
     store: RecallReader,
     lexicon: LexicalSearch | None,
@@ -192,11 +230,14 @@ def _dense_in_context(
     agent_id: str,
     user_id: str,
     tuning: RecallTuning,
+    passage_best: dict[Key, float] | None = None,
 ) -> list[tuple[Key, float]]:
     """The dense list re-scored: the dense hits and the lexical candidates up to `tuning.dense_lexical`, each
     episode by the cosine of its vector (with `dense_previous` / `dense_next` of its session neighbours'
     mixed in), best first (`tuning.dense_keep` of them, 0: all); semantic memories keep the index's cosine.
-    The vectors come from the lexicon when it holds them, else from PostgreSQL."""
+    The vectors come from the lexicon when it holds them, else from PostgreSQL. A long episode the vector
+    search found by a passage scores at least that passage's cosine (`passage_best`): its stored vector
+    reads the start of the turn only."""
     keys = [
         k
         for k, c in candidates.items()
@@ -232,6 +273,7 @@ def _dense_in_context(
         cosines = (matrix @ vector) / np.where(norms > 0, norms, 1.0)
         for key, value in zip(episodes, cosines.tolist(), strict=True):
             c = candidates[key]
+            value = max(value, (passage_best or {}).get(key, value))
             if mixing:
                 c.dense_context = value
             elif c.dense is None:

@@ -161,13 +161,18 @@ def test_a_match_lifts_its_neighbouring_turns_and_the_named_speaker_s_turns(stac
     results = _recall(stack, "Why did Melanie get into marathon running?", "sp")
     by_turn = {r["source_turn_ids"][0]: r for r in results}
     assert set(ids) <= set(by_turn), "every turn was kept and recallable"
-    fused = {t: by_turn[t]["explain"]["fused"] for t in ids}
-    # Each turn ranks at least 0.7 of the relevance of the turn before it and 0.5 of the one after it
+    score = {t: by_turn[t]["score"] for t in ids}
+    # Each turn ranks at least 0.7 of the final score of the turn before it and 0.5 of the one after it
     # (RecallTuning.after_match / before_match); Ben's turn shares no word with the question but follows
     # one that does.
     for before, after in itertools.pairwise(ids):
-        assert fused[after] >= 0.7 * fused[before] - 1e-6
-        assert fused[before] >= 0.5 * fused[after] - 1e-6
+        assert score[after] >= 0.7 * score[before] - 1e-6
+        assert score[before] >= 0.5 * score[after] - 1e-6
+    # ... and a lift never puts a turn above the turn it borrowed from.
+    by_id = {r["id"]: r for r in results}
+    for r in results:
+        if r["explain"]["from_neighbour"]:
+            assert r["score"] < by_id[r["explain"]["lifted_from"]]["score"]
     assert by_turn[ids[3]]["explain"]["lexical_rank"] is None or by_turn[ids[3]]["explain"]["from_neighbour"]
     assert any(by_turn[t]["explain"]["from_neighbour"] for t in ids)
     assert all(by_turn[t]["explain"]["dense_in_context"] is None for t in ids)  # off by default

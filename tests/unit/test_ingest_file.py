@@ -14,6 +14,7 @@ from rich.console import Console
 
 from pipeline.cli import ingest_progress
 from pipeline.ingest.jsonl_file import IngestResult, ingest_file, read_jsonl
+from pipeline.ingest.validation import MAX_CONTENT_BYTES
 
 
 def turn(turn_id: str | None = "t1", **overrides: Any) -> dict[str, Any]:
@@ -188,6 +189,27 @@ def test_chunks(tmp_path: Path, count: int, chunk: int, sizes: list[int]) -> Non
     assert result.pushed == count
     assert result.turn_ids == [f"t{i}" for i in range(count)]
     assert result.rejected == []
+
+
+def test_long_turns_end_a_request_before_the_body_limit(tmp_path: Path) -> None:
+    """500 turns of 256 KiB would be one 128 MiB request, refused whole by the API's 4 MiB limit."""
+    limit = 4 * 1024 * 1024
+    big = "x" * MAX_CONTENT_BYTES
+    items: list[Any] = [turn(f"t{i}", content=big if i % 3 else "short") for i in range(40)]
+    path = write(tmp_path / "t.jsonl", items)
+    post = FakePost()
+
+    result = ingest_file(path, post=post, chunk=500, max_bytes=limit)
+
+    assert result.pushed == 40
+    assert result.rejected == []
+    assert [i["turn_id"] for c in post.chunks for i in c] == [f"t{i}" for i in range(40)]
+    sizes = [len(json.dumps(c, ensure_ascii=False, separators=(",", ":")).encode()) for c in post.chunks]
+    assert max(sizes) <= limit
+    assert len(post.chunks) == 2  # as full as the limit lets them be: 26 long turns, 15 fit in 4 MiB
+    # A single turn at the content limit fits however its characters escape (6 bytes per control character).
+    escaped = [turn("t1", content="\x01" * MAX_CONTENT_BYTES)]
+    assert len(json.dumps(escaped, separators=(",", ":")).encode()) < limit
 
 
 def test_session_ends_are_pushed_but_are_not_turns(tmp_path: Path) -> None:

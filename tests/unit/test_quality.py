@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import dataclasses
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
