@@ -42,7 +42,15 @@ Decision = Literal["quarantine", "uncertain", "clean"]
 # How much a turn's source raises or lowers suspicion (multiplies the score). A tool result or an
 # external document is content nobody in the conversation wrote to the assistant, so instructions in it
 # are the classic indirect injection; the user's own words are given the benefit of the doubt.
-SOURCE_SUSPICION: dict[str, float] = {"user": 0.9, "agent": 1.1, "tool": 1.25, "external": 1.25}
+# What the agent itself said is not an instruction aimed at it: at 1.1, 261 of 2,733 assistant replies of
+# bench/data/sets/assistant_help (help with shell commands, settings to override, credentials to rotate)
+# were quarantined, and at 0.9 still 190. At 0.6 no rule alone quarantines an agent turn: a strong match
+# lands in the uncertain band, where the LLM's second opinion decides when one is configured. An
+# instruction smuggled in through a tool result is screened, at full suspicion, in the tool turn.
+SOURCE_SUSPICION: dict[str, float] = {"user": 0.9, "agent": 0.6, "tool": 1.25, "external": 1.25}
+# Code in the agent's reply is shown to the user, never addressed to the agent: fenced blocks and inline
+# spans are left out of its screening (a `rm -rf build/` in a how-to is help, not a dangerous action).
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]{1,400}`", re.DOTALL)
 UNKNOWN_SUSPICION = 1.25
 
 # Zero-width and bidi control characters: invisible, and used to split keywords ("ig\u200bnore").
@@ -426,6 +434,8 @@ def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
     """Score one turn. `role` is accepted for symmetry with the quality scorer: suspicion follows the
     source (who produced the text), not the role (which slot of the conversation it sits in)."""
     del role
+    if source == "agent":
+        content = _CODE.sub(" ", content)
     text = normalise(content)
     original = content[:_MAX_CHARS]
     # Most features need a word the turn does not contain: those are not run at all.
