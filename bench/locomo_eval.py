@@ -24,7 +24,6 @@ from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
 VARIANTS: dict[str, RecallTuning] = {
     "lexical-only": replace(DEFAULT_TUNING, dense=False),
     "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
-    "equal-weights": replace(DEFAULT_TUNING, dense_weight=1.0),
     "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
     "no-unfold": replace(DEFAULT_TUNING, unfold_big=False),
     "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
@@ -35,6 +34,9 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
+    "no-semantic": replace(DEFAULT_TUNING, semantic=False),
+    "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
+    "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

@@ -46,7 +46,7 @@ def to_hit(
     kind, ref = c.key
     if kind == SEMANTIC:
         memory = memories.get(ref)
-        if memory is None:
+        if memory is None or not tuning.semantic:
             return None
         in_window = window is not None and _overlaps(window, memory.valid_from, memory.valid_to)
         factors = ranking.Factors(
@@ -73,7 +73,11 @@ def to_hit(
     if row is None:
         return None
     turn_ids = (row.turn_id, *row.merged_turn_ids)
-    unfolded = tuning.unfold_big and row.folded_into > tuning.stand_in_max and tuning.member_weight > 0
+    unfolded = (
+        (not tuning.semantic or (tuning.unfold_big and row.folded_into > tuning.stand_in_max))
+        and row.folded_into > 0
+        and tuning.member_weight > 0
+    )
     weight, base = row.weight, row.weight if row.base_weight is None else row.base_weight
     if unfolded and base > 0:  # the member weight goes (up to 1), the decay stays
         lift = max(base, min(base / tuning.member_weight, 1.0)) / base

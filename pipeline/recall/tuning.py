@@ -18,7 +18,12 @@ class RecallTuning:
     # R@10 0.723 / 0.804 -> 0.726 / 0.805 (held out 0.706 / 0.788 -> 0.708 / 0.787).
     fusion: Literal["rrf", "normalised"] = "normalised"
     rrf_k: float = 60.0
-    dense_weight: float = 0.4
+    # Equal weights since `hindsight bench quality` measured three shapes of conversation: 0.4 (the LoCoMo
+    # 1-5 optimum) against 1.0, R@5 / R@10 on LoCoMo 0.702 / 0.786 vs 0.693 / 0.782, on assistant_help
+    # 0.348 / 0.438 vs 0.455 / 0.562, on friends_chat 0.416 / 0.500 vs 0.438 / 0.530. MiniLM is the weaker
+    # signal on LoCoMo's long polished turns and the stronger one on paraphrased questions about help
+    # conversations and short chat; neither weight is knowable in advance, so neither side is favoured.
+    dense_weight: float = 1.0
     lexical_weight: float = 1.0
     candidates: int = 50  # from each retriever
     # LoCoMo 1-5, the 124 questions naming a time: boost 2.0 with a 3-day lag and 200 candidates took
@@ -35,6 +40,7 @@ class RecallTuning:
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
     fact_boost: float = 1.2
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
+    semantic: bool = True  # semantic memories are recalled (off: only episodes, members at full weight)
     stand_in: bool = True  # a semantic memory hides its members from the list
     # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
     # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
