@@ -35,6 +35,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
     "no-semantic": replace(DEFAULT_TUNING, semantic=False),
+    # Semantic memories recalled, but none stands in for its members, which keep their whole weight.
+    "members-whole": replace(DEFAULT_TUNING, stand_in_max=0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
 }
