@@ -35,8 +35,12 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
     "no-semantic": replace(DEFAULT_TUNING, semantic=False),
-    # Semantic memories recalled, but none stands in for its members, which keep their whole weight.
-    "members-whole": replace(DEFAULT_TUNING, stand_in_max=0),
+    # The rules the ablation on three sets turned off, each put back on its own (RecallTuning's note).
+    "spread": replace(DEFAULT_TUNING, after_match=0.7, before_match=0.5),
+    "rescore": replace(DEFAULT_TUNING, dense_rescore=True),
+    "fact-boost": replace(DEFAULT_TUNING, fact_boost=1.2),
+    "stand-in-8": replace(DEFAULT_TUNING, stand_in_max=8),
+    "no-window": replace(DEFAULT_TUNING, window_boost=1.0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
 }

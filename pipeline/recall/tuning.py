@@ -8,7 +8,19 @@ from typing import Literal
 
 @dataclass(frozen=True, slots=True)
 class RecallTuning:
-    """Knobs of the ranking; the defaults are what measured best on LoCoMo conversations 1-5."""
+    """Knobs of the ranking. A rule is on by default only when `hindsight bench quality` measured it helping
+    on at least two of its three shapes of conversation (LoCoMo as a chat export, assistant_help,
+    friends_chat; the ablation table is in BENCHMARKS.md). The notes below each knob record what it
+    measured; "LoCoMo 1-5" figures are from before the other sets existed and prove little on their own.
+
+    Ablations at equal weights (R@5 / R@10 change when the rule is removed; LoCoMo, assistant_help,
+    friends_chat), which decided the defaults: neighbour spread -0.008 / -0.010, +0.003 / +0.005, +0.007 /
+    -0.001 (helps one set: off); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 / +0.026 (helps
+    one: off); fact boost 0 / 0, 0 / -0.011, 0 / 0 (off); session prior -0.014 / -0.018, +0.018 / -0.003,
+    -0.016 / -0.028 (on); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
+    +0.020 / +0.020, 0 / +0.005; without semantic memories at all +0.010 / +0.009, +0.015 / +0.020,
+    +0.003 / +0.010): members rank at their whole weight and no memory stands in for them.
+    """
 
     dense: bool = True
     lexical: bool = True
@@ -38,7 +50,7 @@ class RecallTuning:
     # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
     # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
-    fact_boost: float = 1.2
+    fact_boost: float = 1.0  # off: see the class note (1.2 before)
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     semantic: bool = True  # semantic memories are recalled (off: only episodes, members at full weight)
     stand_in: bool = True  # a semantic memory hides its members from the list
@@ -46,7 +58,7 @@ class RecallTuning:
     # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
     # LoCoMo 1-5 with speaker_boost 1.3: R@5 / R@10 0.735 / 0.811 -> 0.738 / 0.813 (held out 0.723 /
     # 0.796 -> 0.724 / 0.796; 20: 0.720 / 0.799 all conversations at speaker_boost 1.2).
-    stand_in_max: int = 8
+    stand_in_max: int = 0  # no memory stands in, members keep their weight: see the class note (8 before)
     # Review folds a member at this weight (ReviewSettings.member_weight) because its memory ranks for it;
     # a memory too big to stand in does not, so its members get their own weight back (LoCoMo: 2,150 turns
     # sit in memories of more than 12 members).
@@ -57,8 +69,8 @@ class RecallTuning:
     # LoCoMo 1-5, on the fused relevance before any factor: 0.7 / 0.5 took R@5 / R@10 from 0.692 / 0.780 to
     # 0.722 / 0.795 (0.5 / 0.5: 0.707 / 0.795; 0.6 / 0.4: 0.712 / 0.797; 0.8 / 0.6: 0.723 / 0.794). The
     # previous/next-turn context of the BM25 documents stays: without it this measured 0.03 lower.
-    after_match: float = 0.7
-    before_match: float = 0.5
+    after_match: float = 0.0  # off: see the class note (0.7 / 0.5 before)
+    before_match: float = 0.0
     # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
     # from the best 10 as from all, at 47 instead of 76 ms a question).
     spread_from: int = 10
@@ -84,7 +96,7 @@ class RecallTuning:
     # 0.690; 0.2: 0.720 / 0.797).
     # With the final defaults (`--variant no-rescore`): 0.726 / 0.798 without it, 0.726 / 0.805 with it
     # (held out 0.698 / 0.785 -> 0.708 / 0.787).
-    dense_rescore: bool = True
+    dense_rescore: bool = False  # off: see the class note
     dense_lexical: int = 200
     dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
     # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares

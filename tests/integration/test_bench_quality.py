@@ -61,9 +61,11 @@ def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(tm
     # Rules-only review sends only what carries nothing cold: every evidence turn stays recallable.
     assert result.kept == 1.0
     assert result.ingested.counts.get("cold", 0) == 3  # "hi!", the greeting back and "thanks!!"
-    # Seven turns, k = 10: every ranker finds every evidence turn of so small a scope.
-    for table in result.tables:
+    # Seven turns, k = 10: whatever ranks every turn finds every evidence turn of so small a scope; BM25
+    # returns only turns sharing a word with the question, and two of the three are paraphrased.
+    for table in result.tables[1:]:
         assert table.total().at10 == pytest.approx(1.0), table.name
+    assert result.tables[0].total().at10 < 1.0
     assert result.figures["tiny_kept"] == 1.0
     report = out.getvalue()
     assert "| tiny | 3 (3) |" in report

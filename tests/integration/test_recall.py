@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -89,7 +88,7 @@ def test_superseded_values_rank_below_current_ones_and_as_of_answers_the_past(st
     assert all(datetime.fromisoformat(r["event_time"]) <= MAR for r in then)
 
 
-def test_a_semantic_memory_outranks_and_stands_in_for_its_members(stack: Stack) -> None:
+def test_a_semantic_memory_is_recalled_beside_its_members_which_keep_their_rank(stack: Stack) -> None:
     stack.start_scheduler()
     first = _session(stack, "mo", "s1", PARAPHRASES[:2] + UNRELATED[:3], JAN)
     second = _session(stack, "mo", "s2", PARAPHRASES[2:] + UNRELATED[3:], JAN + timedelta(days=7))
@@ -107,15 +106,16 @@ def test_a_semantic_memory_outranks_and_stands_in_for_its_members(stack: Stack) 
     )
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
-    # Even a query that repeats one member word for word finds the memory first, with that member's
-    # turn first in its provenance, and no member listed again on its own.
-    for q, member in (("Your replies are too wordy.", second[0]), ("how long should your answers be", None)):
+    # A memory does not hide its members (stand-ins measured no help on two of three sets, and the review's
+    # member weight cost them rank: RecallTuning's note): the memory is found with its provenance, and each
+    # member is still found on its own at its whole weight.
+    for q in ("Your replies are too wordy.", "how long should your answers be"):
         results = _recall(stack, q, "mo")
-        assert results[0]["kind"] == "semantic", q
-        assert set(results[0]["source_turn_ids"]) == members
-        if member is not None:
-            assert results[0]["source_turn_ids"][0] == member
-        assert all(r["kind"] == "semantic" or not set(r["source_turn_ids"]) & members for r in results)
+        memory = next(r for r in results if r["kind"] == "semantic")
+        assert set(memory["source_turn_ids"]) == members, q
+        alone = {t for r in results if r["kind"] == "episode" for t in r["source_turn_ids"]}
+        assert members <= alone, q
+        assert all(r["explain"]["weight"] == 1.0 for r in results if r["kind"] == "episode")
         scores = [r["score"] for r in results]
         assert scores == sorted(scores, reverse=True)
 
@@ -133,7 +133,7 @@ def test_recall_never_returns_another_scopes_memories(stack: Stack) -> None:
     assert response.json() == {"results": [], "space": "private"}
 
 
-def test_a_match_lifts_its_neighbouring_turns_and_the_named_speaker_s_turns(stack: Stack) -> None:
+def test_the_named_speaker_s_turns_are_favoured_and_no_neighbour_is_lifted_by_default(stack: Stack) -> None:
     stack.start_scheduler()
     turns = [
         ("Melanie", "These are my new shoes for the marathon next month!"),
@@ -161,20 +161,9 @@ def test_a_match_lifts_its_neighbouring_turns_and_the_named_speaker_s_turns(stac
     results = _recall(stack, "Why did Melanie get into marathon running?", "sp")
     by_turn = {r["source_turn_ids"][0]: r for r in results}
     assert set(ids) <= set(by_turn), "every turn was kept and recallable"
-    score = {t: by_turn[t]["score"] for t in ids}
-    # Each turn ranks at least 0.7 of the final score of the turn before it and 0.5 of the one after it
-    # (RecallTuning.after_match / before_match); Ben's turn shares no word with the question but follows
-    # one that does.
-    for before, after in itertools.pairwise(ids):
-        assert score[after] >= 0.7 * score[before] - 1e-6
-        assert score[before] >= 0.5 * score[after] - 1e-6
-    # ... and a lift never puts a turn above the turn it borrowed from.
-    by_id = {r["id"]: r for r in results}
-    for r in results:
-        if r["explain"]["from_neighbour"]:
-            assert r["score"] < by_id[r["explain"]["lifted_from"]]["score"]
-    assert by_turn[ids[3]]["explain"]["lexical_rank"] is None or by_turn[ids[3]]["explain"]["from_neighbour"]
-    assert any(by_turn[t]["explain"]["from_neighbour"] for t in ids)
+    # Neighbour spread is off by default (it helped on one of three sets: RecallTuning's note); the unit
+    # tests hold its rule, that a lift never puts a turn above the turn it borrowed from.
+    assert not any(r["explain"]["from_neighbour"] for r in results)
     assert all(by_turn[t]["explain"]["dense_in_context"] is None for t in ids)  # off by default
     # Melanie is named: her own turns carry the speaker boost, Caroline's do not.
     assert by_turn[ids[0]]["explain"]["speaker_boost"] > 1
