@@ -39,7 +39,11 @@ def _tiny_set(path: Path) -> None:
     write_set(path, [conv])
 
 
-def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(tmp_path: Path) -> None:
+def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Redis db of its own: the bench's default one may be in use by a developer's bench run.
+    monkeypatch.setattr(quality, "REDIS_URL", "redis://127.0.0.1:6379/11")
     data = tmp_path / "tiny.json.gz"
     _tiny_set(data)
     (eval_set,) = quality.sets_from_paths([data], "none")
