@@ -181,7 +181,14 @@ COLD_SCAN_LIMIT = 50_000
 
 
 def cold_hits(
-    repo: ColdStorage, vector: Vector, *, agent_id: str, user_id: str, k: int, rrf_k: float | None
+    repo: ColdStorage,
+    vector: Vector,
+    *,
+    agent_id: str,
+    user_id: str,
+    k: int,
+    rrf_k: float | None,
+    scale: float = 1.0,
 ) -> list[Hit]:
     """Cold storage is not in the vector index: scan the scope's cold vectors in PostgreSQL (rarely asked)."""
     rows = repo.cold_memories(agent_id, user_id, limit=COLD_SCAN_LIMIT)
@@ -193,7 +200,7 @@ def cold_hits(
     for rank, i in enumerate(best, start=1):
         r = rows[int(i)]
         cosine = max(float(sims[int(i)]), 0.0)
-        relevance = cosine if rrf_k is None else 1.0 / (rrf_k + rank)
+        relevance = cosine * scale if rrf_k is None else 1.0 / (rrf_k + rank)
         boost = (
             ranking.SEMANTIC_BOOST
             if r.kind == SEMANTIC

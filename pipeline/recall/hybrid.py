@@ -138,10 +138,12 @@ def recall(
     if lifts:
         hits = _lift_neighbours(hits, lifts)
     if include_cold:
-        # Cold memories are found by vector alone; in hybrid mode their cosine rank is put on the fused
-        # scale (a reciprocal rank), so that they neither swamp nor vanish under the hot ones.
+        # Cold memories are found by vector alone; in hybrid mode their cosine is put on the fused scale (a
+        # reciprocal rank under RRF; under min-max fusion the cosine spans the fused range, whose top is
+        # the sum of the weights), so that they neither swamp nor vanish under the hot ones.
         rrf_k = tuning.rrf_k if use_lexical and tuning.fusion == "rrf" else None
-        hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k)
+        scale = tuning.dense_weight + tuning.lexical_weight if use_lexical and rrf_k is None else 1.0
+        hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k, scale=scale)
     hits = history_below_current(hits, tuning.superseded_factor)
     hits.sort(key=rank_key, reverse=True)
     if tuning.stand_in:
