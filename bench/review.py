@@ -669,6 +669,18 @@ class E2EResult:
         return embed_s / self.elapsed_s if self.elapsed_s else 0.0
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM when the bench that started it dies. A worker left behind by
+    a killed bench consumed the next bench's tasks from the shared Redis db against its own database and
+    skipped them as unknown batches (seen once: a set's review never started)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 @dataclass
 class WorkerProcess:
     """One real `hindsight worker` (Celery, solo pool), as tests/integration/harness.py starts it."""
@@ -687,6 +699,7 @@ class WorkerProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so stop() reaches Celery's children too
                 cwd=REPO_ROOT,
+                preexec_fn=_die_with_parent,
             )
         deadline = time.monotonic() + timeout
         while " ready." not in self.log_path.read_text(errors="replace"):
