@@ -413,6 +413,7 @@ def run_locomo_bench(
     from bench import locomo_eval
 
     configure_logging("WARNING", settings.log_json)
+    locomo_eval.check_variants(variants)
     if not data.exists():
         raise ConfigError(f"LoCoMo data not found at {data}: pass --data PATH to locomo10.json")
     raw = data.read_bytes()

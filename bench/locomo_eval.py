@@ -53,6 +53,16 @@ CONTEXT_VARIANTS = {
 }
 
 
+def check_variants(variants: Sequence[str]) -> None:
+    """Before any work: an unknown `--variant` used to surface only after the ingest and the floors."""
+    unknown = sorted(set(variants) - set(VARIANTS) - set(CONTEXT_VARIANTS))
+    if unknown:
+        from pipeline.core.errors import ConfigError
+
+        choices = ", ".join([*VARIANTS, *CONTEXT_VARIANTS])
+        raise ConfigError(f"unknown variant(s) {', '.join(unknown)}; choose from {choices}")
+
+
 @dataclass
 class Env:
     deps: Any
@@ -80,12 +90,7 @@ def evaluate(
     from pipeline.api.app import ApiDeps, create_app
     from pipeline.recall.hybrid import recall
 
-    unknown = sorted(set(variants) - set(VARIANTS) - set(CONTEXT_VARIANTS))
-    if unknown:
-        from pipeline.core.errors import ConfigError
-
-        choices = ", ".join([*VARIANTS, *CONTEXT_VARIANTS])
-        raise ConfigError(f"unknown variant(s) {', '.join(unknown)}; choose from {choices}")
+    check_variants(variants)
     engine = make_engine(settings.db_url, pool_size=4)
     repo = Repository(engine)
     store = RecallStore(engine)

@@ -411,7 +411,10 @@ def run_quality_bench(
     timeout_s: float = 3600.0,
     e5: bool = True,
 ) -> list[SetResult]:
+    from bench.locomo_eval import check_variants
+
     configure_logging("WARNING", settings.log_json)
+    check_variants(variants)
     results = [
         run_set(settings, s, reuse=reuse, variants=variants, console=console, timeout_s=timeout_s, e5=e5)
         for s in sets

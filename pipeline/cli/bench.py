@@ -268,7 +268,7 @@ def bench_locomo(
     )
 
 
-@bench_app.command("quality", epilog=example("hindsight bench quality --reuse --variant no-spread"))
+@bench_app.command("quality", epilog=example("hindsight bench quality --reuse --variant spread"))
 def bench_quality(
     data: Annotated[
         list[Path] | None,
