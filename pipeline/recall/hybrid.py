@@ -84,7 +84,11 @@ def recall(
     # The facts the query names depend on the query alone: their round trip overlaps the embedding.
     facts_future = _POOL.submit(_fact_turns, store, query, agent_id, user_id, as_of, tuning)
     vector = embedder.embed([query])[0]
-    dense_hits = _dense_search(index, vector, agent_id, user_id, tuning.candidates) if tuning.dense else []
+    dense_hits = (
+        _dense_search(index, vector, agent_id, user_id, tuning.candidates, tuning.passage_discount)
+        if tuning.dense
+        else []
+    )
     lex_hits = lex_future.result() if lex_future is not None else []
 
     candidates: dict[Key, Candidate] = {}
@@ -185,17 +189,18 @@ def _search_and_hydrate(
 
 
 def _dense_search(
-    index: VectorIndex, vector: Vector, agent_id: str, user_id: str, limit: int
+    index: VectorIndex, vector: Vector, agent_id: str, user_id: str, limit: int, discount: float
 ) -> list[tuple[Key, IndexHit]]:
     """Up to `limit` memories the vector search finds, best first, each once with its best point (its main
-    vector or, for a long episode, one of its passages: several hits of one episode count once, with the
-    best cosine). When passages crowd the first `limit` points, the search is asked once more for four
-    times as many, so that one long turn does not push the other memories out of the candidates."""
+    vector or, for a long episode, one of its passages, whose cosine is discounted: it was the best of
+    many windows, `ranking.passage_cosine`). When passages crowd the first `limit` points,
+    the search is asked once more for four times as many, so that one long turn does not push the other
+    memories out of the candidates."""
     hits = index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=limit)
-    best = _best_per_memory(hits)
+    best = _best_per_memory(hits, discount)
     if len(hits) >= limit and len(best) < limit:
         best = _best_per_memory(
-            index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=4 * limit)
+            index.search(vector.tolist(), agent_id=agent_id, user_id=user_id, limit=4 * limit), discount
         )
     return best[:limit]
 
@@ -216,11 +221,15 @@ def _dense_candidates(
     return dense_list, passage_best
 
 
-def _best_per_memory(hits: list[IndexHit]) -> list[tuple[Key, IndexHit]]:
+def _best_per_memory(hits: list[IndexHit], discount: float) -> list[tuple[Key, IndexHit]]:
     out: dict[Key, IndexHit] = {}
-    for h in hits:  # best first: the first hit of a memory is its best
-        out.setdefault((str(h.payload.get("kind")), int(h.payload.get("ref_id", -1))), h)
-    return list(out.items())
+    for h in hits:
+        if h.payload.get("passage"):
+            h = replace(h, score=ranking.passage_cosine(h.score, discount))
+        key = (str(h.payload.get("kind")), int(h.payload.get("ref_id", -1)))
+        if key not in out or h.score > out[key].score:
+            out[key] = h
+    return sorted(out.items(), key=lambda kv: kv[1].score, reverse=True)
 
 
 def _dense_in_context(

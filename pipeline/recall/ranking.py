@@ -23,6 +23,7 @@ __all__ = [
     "neighbour_shares",
     "normalised",
     "order_turns",
+    "passage_cosine",
     "rrf",
 ]
 # A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
@@ -80,6 +81,13 @@ class Factors:
             * self.superseded
             * self.speaker
         )
+
+
+def passage_cosine(cosine: float, discount: float) -> float:
+    """A passage's cosine as evidence for its whole turn, less `discount`: a long reply holds many windows,
+    and the best of many windows beats most short turns by chance alone (a main vector is one draw and is
+    never discounted). See `RecallTuning.passage_discount` for what was measured."""
+    return cosine - discount
 
 
 def ranked_weight(weight: float, base_weight: float | None, decay_exponent: float) -> float:

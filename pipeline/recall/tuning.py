@@ -38,6 +38,14 @@ class RecallTuning:
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
     candidates: int = 50  # from each retriever
+    # A long turn's passage counts for the turn at its cosine less this (`ranking.passage_cosine`). Taking
+    # the best of a reply's many windows at face value lifted long replies over the short turns that held
+    # the answer: dense-only R@10 on assistant_help (11,579 passages) 0.667 over main vectors alone, 0.625
+    # with passages at face value, 0.673 at 0.1, 0.665 at 0.05. The expected best of n unrelated windows
+    # (σ√(2 ln n), σ = 0.076, MiniLM's median spread per query) gave 0.663, but at 149 windows it subtracts
+    # 0.25 and loses a fact deep in a 60 KB reply to a short distractor 0.13 below it (tests/integration/
+    # test_long_turns.py). Tuned on assistant_help alone: LoCoMo and friends_chat hold almost no long turns.
+    passage_discount: float = 0.1
     # LoCoMo 1-5, the 124 questions naming a time: boost 2.0 with a 3-day lag and 200 candidates took
     # R@5 / R@10 from 0.706 / 0.746 to 0.730 / 0.794 (1.5 / no lag / 50: the previous defaults).
     window_boost: float = 2.0

@@ -429,3 +429,24 @@ def test_bm25_freeze_builds_the_search_arrays_ahead_and_searches_alike() -> None
     eager.freeze()
     assert eager.search("shelter", 5) == lazy.search("shelter", 5)
     assert eager.search("shelter", 1)[0][0] == 9
+
+
+def test_a_passage_counts_for_its_turn_at_a_discount_and_each_memory_once() -> None:
+    from pipeline.core.ports import IndexHit
+
+    def hit(ref: int, score: float, passage: int | None = None) -> IndexHit:
+        payload: dict[str, object] = {"kind": "episode", "ref_id": ref}
+        if passage is not None:
+            payload["passage"] = passage
+        return IndexHit(f"{ref}-{passage}", score, payload)
+
+    # The index returns points best first: a long reply's window at 0.50 and another at 0.48, a short
+    # turn's main vector at 0.45, the long reply's main vector at 0.20.
+    hits = [hit(1, 0.50, 3), hit(1, 0.48, 7), hit(2, 0.45), hit(1, 0.20)]
+    best = recall._best_per_memory(hits, 0.1)
+    assert [(key, round(h.score, 6)) for key, h in best] == [(("episode", 2), 0.45), (("episode", 1), 0.4)]
+    assert best[1][1].payload["passage"] == 3  # the window that found it, for explain
+    # Without a discount the window counts at face value and the reply comes first.
+    assert [key for key, _ in recall._best_per_memory(hits, 0.0)] == [("episode", 1), ("episode", 2)]
+    # A main vector above its discounted windows speaks for its turn.
+    assert recall._best_per_memory([hit(1, 0.5, 2), hit(1, 0.45)], 0.1)[0][1].score == 0.45
