@@ -123,12 +123,16 @@ class Lexicon:
         self._lock = threading.Lock()
 
     def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
-        """(kind, id, BM25 score), best first."""
+        """(kind, id, share): the best matches, best first, each scored by its BM25 score over the most any
+        document could score for this query (`BM25.ceiling`), in [0, 1]."""
         scope = self._scope(agent_id, user_id)
         out: list[tuple[str, int, float]] = []
-        for doc, s in scope.index.search(query, limit):
+        hits = scope.index.search(query, limit)
+        # A top-up beside the search may move the ceiling a little between the two reads: clipped at 1.
+        ceiling = scope.index.ceiling(query) if hits else 1.0
+        for doc, s in hits:
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
-            out.append((str(kind), int(ref), s))
+            out.append((str(kind), int(ref), min(s / ceiling, 1.0) if ceiling > 0 else 0.0))
         return out
 
     def adjacent(

@@ -177,7 +177,8 @@ class LexicalSearch(Protocol):
         ...
 
     def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
-        """(kind, id, BM25 score), best first."""
+        """(kind, id, share): the best matches, best first, each scored by its BM25 score over the most any
+        document could score for this query (`BM25.ceiling`), in [0, 1]."""
         ...
 
     def adjacent(

@@ -105,7 +105,10 @@ def recall(
             store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning, passage_best
         )
     lists = {"dense": dense_list, "lexical": lex_list}
-    weights = {"dense": tuning.dense_weight, "lexical": tuning.lexical_weight}
+    lexical_weight = tuning.lexical_weight * ranking.lexical_confidence(
+        max((s for _, s in lex_list), default=0.0), tuning.lexical_confidence
+    )
+    weights = {"dense": tuning.dense_weight, "lexical": lexical_weight}
     if not use_lexical:
         # Dense alone: the relevance is the cosine itself, as before hybrid recall.
         fused = dict(dense_list)

@@ -166,6 +166,20 @@ class BM25:
         top = _best(scores, hit, limit)
         return [(self._ids[int(i)], float(scores[int(i)])) for i in top]
 
+    def ceiling(self, query: str) -> float:
+        """The most any document could score for `query`: Σ idf × (k1 + 1) over its indexed terms (each term's
+        part tends to that as its frequency grows). A score over this is the share of the query a document
+        matches, comparable across queries and scopes, which a raw BM25 score is not. 0 when no term of the
+        query is indexed."""
+        n = len(self._ids)
+        total = 0.0
+        for term in dict.fromkeys(tokens(query)):
+            posting = self._posting(term, n)
+            if posting is not None:
+                df = len(posting[0])
+                total += math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * (self.k1 + 1.0)
+        return total
+
     def _posting(self, term: str, n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
         """The term's rows below `n` (the documents the search began with) and their frequencies: a
         top-up running beside a search may append or freeze documents it has no score slot for."""

@@ -19,6 +19,7 @@ __all__ = [
     "SOURCE_TRUST",
     "UNKNOWN_TRUST",
     "Factors",
+    "lexical_confidence",
     "lift",
     "neighbour_shares",
     "normalised",
@@ -81,6 +82,13 @@ class Factors:
             * self.superseded
             * self.speaker
         )
+
+
+def lexical_confidence(best_share: float, exponent: float) -> float:
+    """How much the lexical list counts in min-max fusion: the share of the query its best match covers
+    (`LexicalSearch.search`), to the power `exponent` (0: always whole). Min-max makes any list's best 1,
+    so a best match sharing one common word with the query counted as much as one that matches all of it."""
+    return max(best_share, 0.0) ** exponent if exponent else 1.0
 
 
 def passage_cosine(cosine: float, discount: float) -> float:

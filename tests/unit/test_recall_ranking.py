@@ -450,3 +450,27 @@ def test_a_passage_counts_for_its_turn_at_a_discount_and_each_memory_once() -> N
     assert [key for key, _ in recall._best_per_memory(hits, 0.0)] == [("episode", 1), ("episode", 2)]
     # A main vector above its discounted windows speaks for its turn.
     assert recall._best_per_memory([hit(1, 0.5, 2), hit(1, 0.45)], 0.1)[0][1].score == 0.45
+
+
+def test_bm25_ceiling_bounds_every_score_and_a_full_match_nears_it() -> None:
+    index = lexical.build(
+        [
+            ("full", "kestrel backup bucket kestrel backup bucket kestrel backup bucket"),
+            ("part", "the kestrel launch went fine"),
+            ("none", "we had soup for dinner"),
+        ]
+    )
+    query = "which bucket does the kestrel backup use"
+    ceiling = index.ceiling(query)
+    scores = dict(index.search(query, 10))
+    assert set(scores) == {"full", "part"}
+    assert all(0 < s < ceiling for s in scores.values())
+    assert scores["full"] / ceiling > 0.6 > 0.3 > scores["part"] / ceiling
+    assert index.ceiling("soup") > 0 and index.ceiling("zebra") == 0.0
+
+
+def test_a_weak_best_lexical_match_counts_less_in_min_max_fusion() -> None:
+    assert ranking.lexical_confidence(1.0, 0.5) == 1.0
+    assert ranking.lexical_confidence(0.25, 0.5) == pytest.approx(0.5)
+    assert ranking.lexical_confidence(0.25, 0.0) == 1.0  # off: min-max as it was
+    assert ranking.lexical_confidence(0.0, 0.5) == 0.0
