@@ -53,7 +53,9 @@ BENCH_REDIS_URL = "redis://127.0.0.1:6379/2"
 # (4: a statement that asks back is no longer a question to quality.py; 5: a personal statement of
 # an ongoing spell or plan, "currently reading ...", is no longer stale by tomorrow; 6: quality's
 # novelty knee 0.2 -> 0.1).
-INGEST_FORMAT = "7"  # 7: a turn's role from the set; the speaker mode
+# 7: a turn's role from the set; the speaker mode. 8: a turn's index point reads it in the context of the
+# turn before it (review.index_vector): the persisted index of an earlier run no longer matches.
+INGEST_FORMAT = "8"
 TUNING = 5  # conversations 1..TUNING tune the ranking; the rest are held out
 POLL_S = 0.5
 __all__ = ["DEFAULT_DATA", "run_locomo_bench"]

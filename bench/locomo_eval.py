@@ -43,8 +43,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-window": replace(DEFAULT_TUNING, window_boost=1.0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
-    "no-lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.0),
-    "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
+    "lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.5),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).

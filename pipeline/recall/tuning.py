@@ -38,13 +38,15 @@ class RecallTuning:
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
     # The lexical list's weight times (share of the query its best match covers) ** this, under min-max
-    # fusion (`ranking.lexical_confidence`; 0: off). Min-max gave a best match sharing one word with the
+    # fusion (`ranking.lexical_confidence`; 0: off). Min-max gives a best match sharing one word with the
     # question full weight. Offline, over raw turns (MiniLM, BM25 with the previous turn as context), R@10
-    # at exponent 0 / 0.5 / 1, all (held-out halves): LoCoMo 0.726 / 0.717 / 0.670 (0.704 / 0.691 / 0.641),
+    # at exponent 0 / 0.5 / 1 (held-out halves): LoCoMo 0.726 / 0.717 / 0.670 (0.704 / 0.691 / 0.641),
     # assistant_help 0.558 / 0.630 / 0.654 (0.500 / 0.575 / 0.621), friends_chat 0.518 / 0.533 / 0.537
-    # (0.534 / 0.553 / 0.552): the square root costs little where words decide (LoCoMo) and gains where
-    # they do not. Through the pipeline: BENCHMARKS.md, `--variant no-lexical-confidence`.
-    lexical_confidence: float = 0.5
+    # (0.534 / 0.553 / 0.552). Through the pipeline at 0.5 (R@5 / R@10 against 0): LoCoMo 0.588 / 0.714
+    # against 0.657 / 0.757, assistant_help 0.554 / 0.637 against 0.542 / 0.614, friends_chat 0.476 / 0.545
+    # against 0.467 / 0.542, and a fact deep in a long reply lost its place (tests/integration/
+    # test_long_turns.py): the product's other factors lean on the lexical side where words decide. Off.
+    lexical_confidence: float = 0.0
     candidates: int = 50  # from each retriever
     # A long turn's passage counts for the turn at its cosine less this (`ranking.passage_cosine`). Taking
     # the best of a reply's many windows at face value lifted long replies over the short turns that held

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
+from pipeline.adapters.postgres.outbox_sql import successors
 from pipeline.adapters.postgres.semantic_writes import Outbox
 from pipeline.adapters.postgres.tables import (
     episodes,
@@ -67,6 +68,8 @@ def _outbox(s: Session, kind: str, ids: Sequence[int]) -> None:
     if ids:
         outbox = Outbox()
         outbox.add(kind, ids)
+        if kind == EPISODE:  # the turn after a forgotten one no longer reads it as context
+            outbox.add(EPISODE, successors(s, ids))
         outbox.flush(s)
         s.execute(text("SELECT pg_notify('hindsight_outbox', 'forget')"))
 
@@ -307,9 +310,11 @@ def _purge_episode(s: Session, episode_id: int, agent_id: str, user_id: str) -> 
         params,
     )
     s.execute(delete(index_outbox).where(index_outbox.c.kind == EPISODE, index_outbox.c.ref_id.in_(ids)))
+    after = [i for i in successors(s, ids) if i not in ids]  # read while the purged rows still exist
     for episode in reversed(ids):  # losers before the survivor they point at
         s.execute(delete(e).where(e.c.id == episode))
     _outbox(s, EPISODE, ids)  # the indexer finds no row and deletes the points
+    _outbox(s, EPISODE, after)  # and re-reads the turns after them without them as context
     return {"episodes": len(ids), "semantic_memories": len(purged_memories), "facts": len(orphans)}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
@@ -12,6 +14,7 @@ from pipeline.core.models import EPISODE, SEMANTIC
 from pipeline.core.ports import IndexChanges, IndexPoint
 from pipeline.core.vector_ids import passage_point_id, passage_point_ids, point_id
 from pipeline.core.vectors import from_blob
+from pipeline.review.index_vector import in_context
 
 # Sent on commit by a review (and by a reindex): the indexer LISTENs on it.
 OUTBOX_CHANNEL = "hindsight_outbox"
@@ -118,16 +121,49 @@ def hash_ref(kind: str, ref_id: int) -> int:
     return (ref_id << 1 | (1 if kind == SEMANTIC else 0)) & 0x7FFF_FFFF_FFFF_FFFF
 
 
+# What may stand as the turn before another in its index vector (review.index_vector): something that was
+# said and is still held. A forgotten, quarantined or rejected turn is not (forgetting one re-indexes the
+# turn after it: `successors`); a pending one has no embedding yet.
+_CONTEXT_STATUSES = "('kept', 'cold', 'merged')"
+
 _INDEXABLE = text(
-    """
-    SELECT 'episode' AS kind, id, agent_id, user_id, embedding, passages
-    FROM episodes WHERE id = ANY(:episodes) AND status = 'kept' AND embedding IS NOT NULL
+    f"""
+    SELECT 'episode' AS kind, e.id, e.agent_id, e.user_id, e.embedding, e.passages, prev.embedding AS context
+    FROM episodes e
+    LEFT JOIN LATERAL (
+        SELECT p.embedding FROM episodes p
+        WHERE p.agent_id = e.agent_id AND p.user_id = e.user_id AND p.session_id = e.session_id
+          AND (p.ts, p.id) < (e.ts, e.id) AND p.status IN {_CONTEXT_STATUSES}
+        ORDER BY p.ts DESC, p.id DESC LIMIT 1
+    ) prev ON TRUE
+    WHERE e.id = ANY(:episodes) AND e.status = 'kept' AND e.embedding IS NOT NULL
     UNION ALL
-    SELECT 'semantic', id, agent_id, user_id, embedding, NULL
+    SELECT 'semantic', id, agent_id, user_id, embedding, NULL, NULL
     FROM semantic_memories
     WHERE id = ANY(:semantic) AND status = 'kept' AND valid_to IS NULL AND embedding IS NOT NULL
     """
 )
+
+_SUCCESSORS = text(
+    """
+    SELECT nxt.id FROM episodes e
+    CROSS JOIN LATERAL (
+        SELECT n.id FROM episodes n
+        WHERE n.agent_id = e.agent_id AND n.user_id = e.user_id AND n.session_id = e.session_id
+          AND (n.ts, n.id) > (e.ts, e.id)
+        ORDER BY n.ts, n.id LIMIT 1
+    ) nxt
+    WHERE e.id = ANY(:ids)
+    """
+)
+
+
+def successors(s: Session, episode_ids: Sequence[int]) -> list[int]:
+    """The turn after each of these in its session: its index vector reads them as context, so it must be
+    re-indexed when one of them leaves."""
+    if not episode_ids:
+        return []
+    return list(s.scalars(_SUCCESSORS, {"ids": list(episode_ids)}))
 
 
 def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int]) -> list[IndexPoint]:
@@ -135,7 +171,8 @@ def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int
 
     The payload holds what the index filters by (the scope) and what maps a hit back to its row (kind,
     ref_id); nothing that changes while the point stays (weight, status), which would go stale or cost a
-    rewrite each time. Recall reads the rest from PostgreSQL, where it is current. A long episode's passages
+    rewrite each time. Recall reads the rest from PostgreSQL, where it is current. An episode's main point
+    is its embedding read in the context of the turn before it (review.index_vector). A long episode's passages
     are points of their own with the same payload and `passage`: n (1, 2, ...).
     """
     rows = s.execute(_INDEXABLE, {"episodes": episode_ids, "semantic": semantic_ids})
@@ -143,7 +180,8 @@ def _indexable_points(s: Session, episode_ids: list[int], semantic_ids: list[int
     for r in rows:
         payload = {"kind": r.kind, "ref_id": r.id, "agent_id": r.agent_id, "user_id": r.user_id}
         main = from_blob(r.embedding)  # the adapter checks and converts it once
-        points.append(IndexPoint(id=point_id(r.kind, r.id), vector=main, payload=payload))
+        found_by = in_context(main, from_blob(r.context)) if r.context is not None else main
+        points.append(IndexPoint(id=point_id(r.kind, r.id), vector=found_by, payload=payload))
         if r.passages:
             matrix = from_blob(r.passages).reshape(-1, len(main))
             points.extend(
