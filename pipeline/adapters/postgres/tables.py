@@ -108,7 +108,7 @@ class Episode(Base):
     full_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
 
     __table_args__ = (
-        Index("ix_episodes_scope_session", "agent_id", "user_id", "session_id"),
+        Index("ix_episodes_session_order", "agent_id", "user_id", "session_id", "ts", "id"),  # 0014
         # The scheduler's backlog query only ever looks at episodes not yet through a full review.
         Index(
             "ix_episodes_pending_full",
