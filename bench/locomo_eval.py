@@ -34,7 +34,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
-    "no-semantic": replace(DEFAULT_TUNING, semantic=False),
+    "semantic": replace(DEFAULT_TUNING, semantic=True),
     # The rules the ablation on three sets turned off, each put back on its own (RecallTuning's note).
     "spread": replace(DEFAULT_TUNING, after_match=0.7, before_match=0.5),
     "rescore": replace(DEFAULT_TUNING, dense_rescore=True),

@@ -154,6 +154,11 @@ class RecallSettings(BaseModel):
         le=1,
         description="how much decay lowers a memory in recall's ranking (0 not at all, 1 fully)",
     )
+    # Semantic memories among recall's results (RecallTuning.semantic; None: its default, off). Review still
+    # builds them (`/v1/memories?kind=semantic`, the inspector); ranked beside their members they took result
+    # slots from the turns that held the answer on all three evaluation sets (`hindsight bench quality
+    # --variant no-semantic`, BENCHMARKS.md).
+    semantic: bool | None = Field(None, description="rank semantic memories in recall (default: off)")
 
 
 class CelerySettings(BaseModel):

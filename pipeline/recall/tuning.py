@@ -18,8 +18,8 @@ class RecallTuning:
     -0.001 (helps one set: off); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 / +0.026 (helps
     one: off); fact boost 0 / 0, 0 / -0.011, 0 / 0 (off); session prior -0.014 / -0.018, +0.018 / -0.003,
     -0.016 / -0.028 (on); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
-    +0.020 / +0.020, 0 / +0.005; without semantic memories at all +0.010 / +0.009, +0.015 / +0.020,
-    +0.003 / +0.010): members rank at their whole weight and no memory stands in for them.
+    +0.020 / +0.020, 0 / +0.005): members rank at their whole weight and no memory stands in for them;
+    semantic memories themselves measured better left out on all three (see `semantic`).
     """
 
     dense: bool = True
@@ -70,7 +70,14 @@ class RecallTuning:
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
     fact_boost: float = 1.0  # off: see the class note (1.2 before)
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
-    semantic: bool = True  # semantic memories are recalled (off: only episodes, members at full weight)
+    # Semantic memories among the results (off: turns only, members at their whole weight; review still builds
+    # the memories: /v1/memories, the inspector; HINDSIGHT_RECALL__SEMANTIC=true puts them back). Without
+    # them, R@5 / R@10 through the pipeline (`--variant semantic` the other way): LoCoMo +0.006 / +0.006,
+    # assistant_help -0.007 / +0.014, friends_chat +0.001 / +0.011, and dense-only on assistant_help 0.455 /
+    # 0.568 -> 0.522 / 0.669 (the session before: +0.010 / +0.009, +0.015 / +0.020, +0.003 / +0.010). A
+    # memory built by rules-only review is a representative member plus keywords (issue 27) standing beside
+    # its members, and takes as many of the k result slots as it has members.
+    semantic: bool = False
     stand_in: bool = True  # a semantic memory hides its members from the list
     # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
     # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
