@@ -108,7 +108,10 @@ class ReviewSettings(BaseModel):
     match_cosine: float = Field(
         0.85, gt=0, le=1, description="centroid cosine that makes a cluster a new version"
     )
-    member_weight: float = Field(0.5, ge=0, le=1, description="weight of an episode folded into a summary")
+    # 1.0: a turn folded into a semantic memory keeps its weight. At 0.5 (the first design: members stop
+    # competing with the summary) a member decayed from half its weight and went cold ~30% sooner, while
+    # recall ranks turns, not summaries (RecallTuning.semantic): folding must not cost a memory its life.
+    member_weight: float = Field(1.0, ge=0, le=1, description="weight of an episode folded into a summary")
     cluster_limit: int = Field(10_000, ge=10, description="most recent kept episodes a full review clusters")
     # Prompt-injection screening (pipeline/review/injection.py): figures in BENCHMARKS.md (`hindsight bench poisoning`).
     quarantine_at: float = Field(0.6, ge=0, le=1, description="detector score that quarantines a turn")

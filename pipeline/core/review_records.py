@@ -133,6 +133,6 @@ class ReviewWrite:
     facts: Sequence[FactCandidate] = ()
     hints: Sequence[CorrectionHint] = ()
     memories: Sequence[MemoryWrite] = ()
-    member_weight: float = 0.5
+    member_weight: float = 1.0
     min_members: int = 3
     summarise: Callable[[list[str], list[int]], str] | None = None

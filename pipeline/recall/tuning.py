@@ -84,9 +84,9 @@ class RecallTuning:
     # LoCoMo 1-5 with speaker_boost 1.3: R@5 / R@10 0.735 / 0.811 -> 0.738 / 0.813 (held out 0.723 /
     # 0.796 -> 0.724 / 0.796; 20: 0.720 / 0.799 all conversations at speaker_boost 1.2).
     stand_in_max: int = 0  # no memory stands in, members keep their weight: see the class note (8 before)
-    # Review folds a member at this weight (ReviewSettings.member_weight) because its memory ranks for it;
-    # a memory too big to stand in does not, so its members get their own weight back (LoCoMo: 2,150 turns
-    # sit in memories of more than 12 members).
+    # Review folded a member at this weight before ReviewSettings.member_weight became 1.0 (members keep
+    # theirs); a member still at it ranks with its own weight back whenever its memory does not stand in
+    # for it (LoCoMo: 2,150 turns sit in memories of more than 12 members).
     member_weight: float = 0.5
     unfold_big: bool = True
     # A turn ranks at least this share of the relevance of the turn before it in its session (the reply to

@@ -53,7 +53,7 @@ class ReviewConfig:
     cluster: clustering.ClusterParams = field(default_factory=clustering.ClusterParams)
     cluster_limit: int = 10_000  # most recent kept episodes of a scope a full review clusters
     match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
-    member_weight: float = 0.5  # weight of an episode folded into a semantic memory
+    member_weight: float = 1.0  # weight of an episode folded into a semantic memory
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
     passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
 

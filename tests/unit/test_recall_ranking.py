@@ -155,7 +155,7 @@ def _episode(weight: float, folded_into: int) -> RecallEpisode:
 def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
     folded_into: int, expected_weight: float
 ) -> None:
-    weight = 1.0 if folded_into == 0 else 0.5  # what review leaves: members at member_weight
+    weight = 1.0 if folded_into == 0 else 0.5  # what review left members at before member_weight 1.0
     tuning = recall.RecallTuning(semantic=True, stand_in_max=12, member_weight=0.5)
     candidate = recall_hits.Candidate(("episode", 7), fused=0.8)
     hit = recall_hits.to_hit(candidate, {7: _episode(weight, folded_into)}, {}, None, set(), tuning)
