@@ -118,6 +118,9 @@ class Episode(Base):
             "id",
             postgresql_where=text("full_batch_id IS NULL"),
         ),
+        # Who was folded into an episode: forget's merge-chain walk and the self-referencing foreign key's
+        # check on every DELETE (0015). Only merged rows are in it.
+        Index("ix_episodes_merged_into", "merged_into", postgresql_where=text("merged_into IS NOT NULL")),
         Index("ix_episodes_light_batch", "light_batch_id"),
         Index("ix_episodes_full_batch", "full_batch_id"),
         # The recall lexicon's top-ups: what a scope had reviewed since (migration 0008).
