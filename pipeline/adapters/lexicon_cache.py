@@ -127,12 +127,9 @@ class Lexicon:
         document could score for this query (`BM25.ceiling`), in [0, 1]."""
         scope = self._scope(agent_id, user_id)
         out: list[tuple[str, int, float]] = []
-        hits = scope.index.search(query, limit)
-        # A top-up beside the search may move the ceiling a little between the two reads: clipped at 1.
-        ceiling = scope.index.ceiling(query) if hits else 1.0
-        for doc, s in hits:
+        for doc, s in scope.index.search(query, limit, shares=True):
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
-            out.append((str(kind), int(ref), min(s / ceiling, 1.0) if ceiling > 0 else 0.0))
+            out.append((str(kind), int(ref), s))
         return out
 
     def adjacent(

@@ -160,7 +160,7 @@ class RecallSettings(BaseModel):
     # Semantic memories among recall's results (RecallTuning.semantic; None: its default, off). Review still
     # builds them (`/v1/memories?kind=semantic`, the inspector); ranked beside their members they took result
     # slots from the turns that held the answer on all three evaluation sets (`hindsight bench quality
-    # --variant no-semantic`, BENCHMARKS.md).
+    # --variant semantic`, BENCHMARKS.md).
     semantic: bool | None = Field(None, description="rank semantic memories in recall (default: off)")
 
 

@@ -141,8 +141,9 @@ class BM25:
     def add_text(self, doc_id: object, text: str, *, context: str = "", context_weight: float = 0.0) -> None:
         self.add(doc_id, weighted_terms(text, context=context, context_weight=context_weight))
 
-    def search(self, query: str, limit: int) -> list[tuple[object, float]]:
-        """The `limit` best (doc id, BM25 score) pairs, best first; only documents sharing a query term."""
+    def search(self, query: str, limit: int, *, shares: bool = False) -> list[tuple[object, float]]:
+        """The `limit` best (doc id, BM25 score) pairs, best first; only documents sharing a query term. With
+        `shares`, each score over the query's `ceiling` (computed in the same pass), in [0, 1]."""
         terms = list(dict.fromkeys(tokens(query)))
         n = len(self._ids)
         if not terms or n == 0:
@@ -152,19 +153,22 @@ class BM25:
         lengths = self._lengths[:n]
         avg = float(lengths.mean()) or 1.0
         scores = np.zeros(n, dtype=np.float32)
+        ceiling = 0.0
         for term in terms:
             posting = self._posting(term, n)
             if posting is None:
                 continue
             rows, tf = posting
-            idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+            idf = _idf(n, len(rows))
+            ceiling += idf * (self.k1 + 1.0)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avg)
             scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
         hit = np.flatnonzero(scores)
         if hit.size == 0:
             return []
         top = _best(scores, hit, limit)
-        return [(self._ids[int(i)], float(scores[int(i)])) for i in top]
+        scale = 1.0 / ceiling if shares else 1.0
+        return [(self._ids[int(i)], float(scores[int(i)]) * scale) for i in top]
 
     def ceiling(self, query: str) -> float:
         """The most any document could score for `query`: Σ idf × (k1 + 1) over its indexed terms (each term's
@@ -172,13 +176,8 @@ class BM25:
         matches, comparable across queries and scopes, which a raw BM25 score is not. 0 when no term of the
         query is indexed."""
         n = len(self._ids)
-        total = 0.0
-        for term in dict.fromkeys(tokens(query)):
-            posting = self._posting(term, n)
-            if posting is not None:
-                df = len(posting[0])
-                total += math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * (self.k1 + 1.0)
-        return total
+        postings = (self._posting(term, n) for term in dict.fromkeys(tokens(query)))
+        return sum(_idf(n, len(p[0])) * (self.k1 + 1.0) for p in postings if p is not None)
 
     def _posting(self, term: str, n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
         """The term's rows below `n` (the documents the search began with) and their frequencies: a
@@ -219,6 +218,11 @@ class _Posting:
             rows, inverse = np.unique(rows, return_inverse=True)
             tf = np.bincount(inverse, weights=tf).astype(np.float32)
         return _Posting(rows, tf)
+
+
+def _idf(n: int, df: int) -> float:
+    """BM25's idf of a term found in `df` of `n` documents (never negative)."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def _best(scores: npt.NDArray[np.float32], hit: npt.NDArray[np.int64], limit: int) -> npt.NDArray[np.int64]:

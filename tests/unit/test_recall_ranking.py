@@ -466,6 +466,8 @@ def test_bm25_ceiling_bounds_every_score_and_a_full_match_nears_it() -> None:
     assert set(scores) == {"full", "part"}
     assert all(0 < s < ceiling for s in scores.values())
     assert scores["full"] / ceiling > 0.6 > 0.3 > scores["part"] / ceiling
+    shares = dict(index.search(query, 10, shares=True))
+    assert shares == pytest.approx({doc: s / ceiling for doc, s in scores.items()})
     assert index.ceiling("soup") > 0
     assert index.ceiling("zebra") == 0.0
 

@@ -68,8 +68,6 @@ def _outbox(s: Session, kind: str, ids: Sequence[int]) -> None:
     if ids:
         outbox = Outbox()
         outbox.add(kind, ids)
-        if kind == EPISODE:  # the turn after a forgotten one no longer reads it as context
-            outbox.add(EPISODE, successors(s, ids))
         outbox.flush(s)
         s.execute(text("SELECT pg_notify('hindsight_outbox', 'forget')"))
 
@@ -146,7 +144,10 @@ class ForgettingStore:
                 user_id=user_id,
                 changes={"before": before, "after": after},
             )
-            _outbox(s, kind, [ref_id])
+            # A status change may take the turn out of (or back into) the context the next turn's index
+            # point reads (outbox_sql._CONTEXT_STATUSES): that turn is re-indexed too.
+            follows = successors(s, [ref_id]) if kind == EPISODE and "status" in values else []
+            _outbox(s, kind, [ref_id, *follows])
             return {"before": before, "after": after}
 
     def soft_forget(
@@ -313,8 +314,9 @@ def _purge_episode(s: Session, episode_id: int, agent_id: str, user_id: str) -> 
     after = [i for i in successors(s, ids) if i not in ids]  # read while the purged rows still exist
     for episode in reversed(ids):  # losers before the survivor they point at
         s.execute(delete(e).where(e.c.id == episode))
-    _outbox(s, EPISODE, ids)  # the indexer finds no row and deletes the points
-    _outbox(s, EPISODE, after)  # and re-reads the turns after them without them as context
+    # The indexer finds no row for `ids` and deletes their points, and re-reads the turns after them
+    # without them as context.
+    _outbox(s, EPISODE, [*ids, *after])
     return {"episodes": len(ids), "semantic_memories": len(purged_memories), "facts": len(orphans)}
 
 
