@@ -349,6 +349,7 @@ def _hit(r: Mapping[str, Any]) -> Hit:
         event_time=datetime.fromisoformat(r["event_time"]) if r.get("event_time") else None,
         superseded=bool(r.get("superseded", False)),
         explain=r.get("explain"),
+        reviewed=bool(r.get("reviewed", True)),
     )
 
 

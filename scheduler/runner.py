@@ -23,6 +23,8 @@ from pipeline.core.errors import InvalidTurn, PermanentError, RetryableError
 from pipeline.core.logging import get_logger
 from pipeline.core.models import Dispatch, Scope, SessionEnd, Turn
 from pipeline.ingest.validation import decode_stream_fields, parse_event
+from pipeline.review import injection
+from pipeline.review.injection import InjectionThresholds
 from scheduler.policy import decide
 
 log = get_logger(__name__)
@@ -52,6 +54,9 @@ class RunnerConfig:
     # batch is dispatched at once instead of up to tick_s later, and a flood of arrivals still costs at
     # most one backlog query per this many seconds.
     eager_tick_s: float = 0.05
+    # Read your writes (RecallSettings.unreviewed): each turn is screened for prompt injection as it is
+    # stored, and one the screen passes is recallable before its review. None: every turn waits for it.
+    screen: InjectionThresholds | None = None
 
 
 def consumer_name() -> str:
@@ -169,8 +174,9 @@ class SchedulerRunner:
             good_ids.append(entry_id)
         if not good_ids:
             return 0
+        unique = _dedupe(turns)
         try:
-            inserted = self.repo.ingest(_dedupe(turns), ends)
+            inserted = self.repo.ingest(unique, ends, self._prescreen(unique))
         except PermanentError as exc:
             # The store refused a value the parser let through. One entry must not hold back the
             # others: store them one by one and dead-letter the ones refused on their own.
@@ -187,6 +193,21 @@ class SchedulerRunner:
         self._note_arrivals(turns, ends)
         log.debug("scheduler.ingested", entries=len(good_ids), new_episodes=inserted)
         return inserted
+
+    def _prescreen(self, turns: Sequence[Turn]) -> list[bool] | None:
+        """Which turns may be recalled before their review: those the injection rules find nothing in.
+
+        The uncertain band waits too (the review may ask the LLM), so an instruction aimed at the agent is
+        never returned, not even for the seconds before its review. The rules read only the turns that
+        hold a literal some pattern needs (review.regex_gate): thousands of turns a second per core.
+        """
+        if self.config.screen is None:
+            return None
+        return [
+            injection.decide(injection.assess(t.content, role=t.role, source=t.source), self.config.screen)
+            == "clean"
+            for t in turns
+        ]
 
     def _note_arrivals(self, turns: Sequence[Turn], ends: Sequence[SessionEnd]) -> None:
         # Duplicates of stored turns count too: at worst they bring one tick forward.

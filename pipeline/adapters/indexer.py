@@ -18,7 +18,7 @@ from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.core.errors import HindsightError
 from pipeline.core.logging import get_logger
 from pipeline.core.models import EPISODE
-from pipeline.core.ports import IndexPoint, OutboxStore, VectorIndex
+from pipeline.core.ports import Embedder, IndexPoint, OutboxStore, VectorIndex
 
 log = get_logger(__name__)
 # Longest wait between reconnects while PostgreSQL is down: a longer one only delays recovery.
@@ -26,7 +26,7 @@ MAX_BACKOFF_S = 10.0
 UPSERT_SLICE = 1024  # points per upsert call
 
 
-def drain_once(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
+def drain_once(repo: OutboxStore, index: VectorIndex, *, limit: int, embedder: Embedder | None = None) -> int:
     """Apply up to `limit` outbox rows to the index. Returns how many rows were applied."""
 
     def apply(upserts: Sequence[IndexPoint], deletes: Sequence[str], gone: Sequence[int] = ()) -> None:
@@ -39,27 +39,38 @@ def drain_once(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
         if gone:  # the passages of episodes that left the index (their ids are not known here)
             index.delete_refs(EPISODE, gone)
 
-    return repo.process_outbox(limit, apply)
+    return repo.process_outbox(limit, apply, embedder)
 
 
-def drain_all(repo: OutboxStore, index: VectorIndex, *, limit: int) -> int:
+def drain_all(repo: OutboxStore, index: VectorIndex, *, limit: int, embedder: Embedder | None = None) -> int:
     """Drain until a pass takes fewer than `limit` rows: the outbox held no more when it looked (rows
     queued since come with their own NOTIFY). Draining until a pass found nothing cost every wake-up
     one more transaction."""
     total = 0
     while True:
-        n = drain_once(repo, index, limit=limit)
+        n = drain_once(repo, index, limit=limit, embedder=embedder)
         total += n
         if n < limit:
             return total
 
 
 class Indexer:
-    """Runs `drain_all` whenever the outbox may have work, until `stop()`."""
+    """Runs `drain_all` whenever the outbox may have work, until `stop()`. With an `embedder` it also embeds
+    the turns recallable before their review (read your writes), which arrive without a vector."""
 
-    def __init__(self, repo: OutboxStore, index: VectorIndex, *, dsn: str, poll_s: float, batch: int) -> None:
+    def __init__(
+        self,
+        repo: OutboxStore,
+        index: VectorIndex,
+        *,
+        dsn: str,
+        poll_s: float,
+        batch: int,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.repo = repo
         self.index = index
+        self.embedder = embedder
         self.dsn = dsn
         self.poll_s = poll_s
         self.batch = batch
@@ -84,7 +95,7 @@ class Indexer:
                     conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
                     backoff = 0.5
                     while not self._stop.is_set():
-                        n = drain_all(self.repo, self.index, limit=self.batch)
+                        n = drain_all(self.repo, self.index, limit=self.batch, embedder=self.embedder)
                         if n:
                             log.info("indexer.drained", rows=n)
                         self._wait(conn)

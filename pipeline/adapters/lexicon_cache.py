@@ -2,7 +2,8 @@
 
 Like the vector index, this is derived state that may lag the store: a scope's index is built on its
 first recall, then topped up in a background thread with what was reviewed, created or restored from
-cold storage since, at most every `refresh_s` seconds. Documents are only ever appended; anything that
+cold storage since, and with the turns that arrived since and may be recalled before their review (read
+your writes), at most every `refresh_s` seconds. Documents are only ever appended; anything that
 went cold, was forgotten or was superseded since is dropped when recall hydrates its hits from
 PostgreSQL, as for vector hits. All scopes together stay within `max_bytes` (estimated): the least
 recently used are dropped and rebuilt when next asked.
@@ -48,6 +49,9 @@ class _Scope:
     vector_rows: dict[tuple[str, int], int] = field(default_factory=dict)
     vectors: npt.NDArray[np.float16] | None = None
     high_water: datetime = EPOCH
+    # The newest arrival read among turns recallable before their review (received_at, the database's
+    # clock): a mark of its own, since a turn arrives long before its review is read.
+    arrived_water: datetime = EPOCH
     nbytes: int = 0  # estimated memory held (estimated_bytes), as of the last build or top-up
     refreshed: float = 0.0  # monotonic
     refreshing: bool = False
@@ -202,15 +206,26 @@ class Lexicon:
 
     def _refresh(self, key: tuple[str, str], scope: _Scope) -> None:
         docs = self.store.lexical_docs(
-            key[0], key[1], since=scope.high_water - OVERLAP, vectors=self.keep_vectors
+            key[0],
+            key[1],
+            since=scope.high_water - OVERLAP,
+            arrived=scope.arrived_water - OVERLAP,
+            vectors=self.keep_vectors,
         )
-        # Streamed: the high-water mark moves only once the whole read is indexed, so that a read that
+        # Streamed: the high-water marks move only once the whole read is indexed, so that a read that
         # fails half-way is read again from where it began (what was indexed is `seen`, not indexed twice).
-        high_water, read = scope.high_water, False
+        high_water, arrived_water, read = scope.high_water, scope.arrived_water, False
         for doc in docs:
             read = True
             ref = (doc.kind, doc.id)
-            high_water = max(high_water, doc.changed_at)
+            if doc.arrived:
+                arrived_water = max(arrived_water, doc.changed_at)
+            else:
+                high_water = max(high_water, doc.changed_at)
+            if doc.embedding is not None and ref in scope.index and ref not in scope.vector_rows:
+                _hold_vector(
+                    scope, ref, doc.embedding
+                )  # read on arrival, without a vector: its review brings it
             if ref in scope.seen or doc.restored:
                 if doc.recallable and ref not in scope.index:
                     # Back from cold storage (re-heated, restored) or out of quarantine: indexed late, on
@@ -231,7 +246,7 @@ class Lexicon:
                     )
             if doc.recallable:
                 self._add(scope, ref, doc, context)
-        scope.high_water = high_water
+        scope.high_water, scope.arrived_water = high_water, arrived_water
         if read:  # a top-up that read nothing changed neither the arrays nor the size
             scope.index.freeze()  # here, not on the query path of the next recalls
             scope.nbytes = estimated_bytes(scope)

@@ -84,6 +84,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
                 dsn=dsn,
                 poll_s=deps.settings.indexer_poll_s,
                 batch=deps.settings.indexer_batch,
+                # Recall's own model: it embeds the turns recallable before their review (read your writes).
+                embedder=deps.embedder if deps.settings.recall.unreviewed else None,
             )
             deps.indexer.start()
         deps.access = AccessRecorder(deps.forgetting.record_access, utcnow)

@@ -32,6 +32,7 @@ RECALL_EXAMPLE = {
             "source_turn_ids": ["t-1"],
             "session_id": "s1",
             "cold": False,
+            "reviewed": True,
         }
     ]
 }

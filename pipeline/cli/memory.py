@@ -118,7 +118,9 @@ def recall(
     table = Table("id", "score", "kind", "text", "turns", "session", "valid_from")
     for r in body["results"]:
         table.add_row(
-            r["id"] + (" (cold)" if r.get("cold") else ""),
+            r["id"]
+            + (" (cold)" if r.get("cold") else "")
+            + ("" if r.get("reviewed", True) else " (unreviewed)"),
             f"{r['score']:.3f}",
             r["kind"],
             r["text"],

@@ -162,6 +162,11 @@ class RecallSettings(BaseModel):
     # slots from the turns that held the answer on all three evaluation sets (`hindsight bench quality
     # --variant semantic`, BENCHMARKS.md).
     semantic: bool | None = Field(None, description="rank semantic memories in recall (default: off)")
+    # Read your writes: the scheduler screens each turn for prompt injection as it stores it, and a turn the
+    # screen passes is recallable at once (lexical side) and once embedded off the write path (dense side),
+    # marked `"reviewed": false` until its review decides (`hindsight bench freshness`, BENCHMARKS.md). Off,
+    # a turn waits for its review, as before 0016.
+    unreviewed: bool = Field(True, description="recall turns before their review (read your writes)")
 
 
 class CelerySettings(BaseModel):

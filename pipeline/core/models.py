@@ -81,6 +81,9 @@ class Hit:
     event_time: datetime | None = None  # when it was said (episodes) / became valid (semantic memories)
     superseded: bool = False  # history mode: a newer fact replaced what this says
     explain: dict[str, Any] | None = None  # why it ranked there: the score's parts (recall.py)
+    # False: a raw turn still waiting for its review (recallable at once: read your writes); its review may
+    # yet send it cold, merge or quarantine it.
+    reviewed: bool = True
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -96,6 +99,7 @@ class Hit:
             "cold": self.cold,
             "event_time": self.event_time.isoformat() if self.event_time else None,
             "superseded": self.superseded,
+            "reviewed": self.reviewed,
         }
         if self.explain is not None:
             out["explain"] = self.explain

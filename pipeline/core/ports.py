@@ -130,9 +130,10 @@ IndexChanges = Callable[[list[IndexPoint], list[str], list[int]], None]
 class OutboxStore(Protocol):
     """The durable queue of index changes the indexer relays into the VectorIndex."""
 
-    def process_outbox(self, limit: int, apply: IndexChanges) -> int:
+    def process_outbox(self, limit: int, apply: IndexChanges, embedder: Embedder | None = None) -> int:
         """Hand up to `limit` queued points' current state to `apply(upserts, deletes, gone_episodes)`, then
-        drop the rows (kept for a retry if `apply` raises). Returns how many rows were taken."""
+        drop the rows (kept for a retry if `apply` raises). Returns how many rows were taken. `embedder`
+        embeds the turns recallable before their review that have no vector yet."""
         ...
 
 

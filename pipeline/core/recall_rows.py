@@ -29,6 +29,8 @@ class RecallEpisode:
     folded_into: int = 0
     speaker: str | None = None  # metadata.speaker: who said it, when the agent service names people
     base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
+    # False while it waits for its review (read your writes): recalled as the raw turn it is.
+    reviewed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

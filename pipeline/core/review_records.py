@@ -41,6 +41,8 @@ class BatchEpisode:
     status: str
     embedding: bytes | None
     quarantine: dict[str, Any] | None = None  # the detector's verdict, once quarantined (and released)
+    # Its passage vectors are stored (NULL for a short turn, and for one the indexer embedded on arrival).
+    has_passages: bool = False
 
     @property
     def core(self) -> bool:

@@ -24,6 +24,9 @@ class Hit(BaseModel):
     session_id: str | None
     cold: bool = False
     superseded: bool = Field(False, description="a value newer facts replaced (only with history)")
+    reviewed: bool = Field(
+        True, description="false: a raw turn written moments ago, not yet reviewed (it may still go cold)"
+    )
     space: Literal["private", "shared", "system"] | None = Field(
         None, description="whose memory: the agent's own, shared by all agents, or the system's"
     )

@@ -103,6 +103,7 @@ def to_hit(
         event_time=row.ts,
         superseded=row.superseded,
         explain=_explain(c, factors, window),
+        reviewed=row.reviewed,
     )
 
 

@@ -102,7 +102,12 @@ def review_batch(
     vectors.update({ep.id: from_blob(ep.embedding) for ep in episodes if ep.embedding is not None})
     timings["embed"] = _ms(t0)
     t_passages = time.perf_counter()
-    passage_vectors = _embed_passages(to_embed, embedder, config.passage_params)
+    # A turn the indexer embedded on arrival (recallable before its review) has its main vector, not yet
+    # its passages: a long one gets them now, like a turn embedded here.
+    early = [
+        ep for ep in episodes if ep.embedding is not None and ep.status == "pending" and not ep.has_passages
+    ]
+    passage_vectors = _embed_passages(to_embed + early, embedder, config.passage_params)
     timings["passages"] = _ms(t_passages)
 
     stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
@@ -206,7 +211,7 @@ def review_batch(
 def _embed_passages(
     to_embed: list[BatchEpisode], embedder: Embedder, params: passages.PassageParams
 ) -> dict[int, Vector]:
-    """The passage vectors of the long turns among those embedded now (episode id -> k x dimension), all
+    """The passage vectors of the long turns among these (episode id -> k x dimension), all
     in one call to the embedder. Computed with the main vector, whatever the review then decides: a cold or
     quarantined turn that comes back (re-heat, release) is indexed with its passages."""
     texts = {ep.id: passages.passages(ep.content, params) for ep in to_embed}

@@ -31,6 +31,7 @@ def run_scheduler(settings: Settings) -> None:
     from pipeline.ingest.validation import utcnow
     from scheduler.runner import RunnerConfig, SchedulerRunner
     from tasks.app import REVIEW_TASK, create_app
+    from tasks.deps import review_config_for
 
     celery_app = create_app(settings)
 
@@ -51,6 +52,7 @@ def run_scheduler(settings: Settings) -> None:
             idle_s=settings.policy.idle_s,
             max_batch=settings.policy.max_batch,
             max_waiting=settings.scheduler_max_waiting_batches,
+            screen=review_config_for(settings.review).screening if settings.recall.unreviewed else None,
         ),
         clock=utcnow,
     )
@@ -134,6 +136,7 @@ def run_api(settings: Settings, *, run_indexer: bool) -> None:
 
 
 def run_indexer(settings: Settings) -> None:
+    from pipeline.adapters.embedder import make_embedder
     from pipeline.adapters.index_factory import open_index
     from pipeline.adapters.indexer import Indexer
     from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
@@ -141,12 +144,17 @@ def run_indexer(settings: Settings) -> None:
 
     dsn = libpq_dsn(settings.db_url)
     index = open_index(settings)
+    embedder = None
+    if settings.recall.unreviewed:  # it embeds the turns recallable before their review
+        embedder = make_embedder(settings)
+        embedder.warm_up()
     indexer = Indexer(
         Repository(make_engine(settings.db_url, pool_size=2)),
         index,
         dsn=dsn,
         poll_s=settings.indexer_poll_s,
         batch=settings.indexer_batch,
+        embedder=embedder,
     )
     stop = threading.Event()
     _stop_on_signals(stop)

@@ -27,10 +27,12 @@ class RefusingRepository(Repository):
     """The real repository, refusing (as PostgreSQL refuses a value it cannot hold) any write that
     carries POISON; which values PostgreSQL refuses changes with the schema, the isolation must not."""
 
-    def ingest(self, turns: Sequence[Turn], ends: Sequence[SessionEnd]) -> int:
+    def ingest(
+        self, turns: Sequence[Turn], ends: Sequence[SessionEnd], prescreened: Sequence[bool] | None = None
+    ) -> int:
         if any(POISON in t.content for t in turns):
             raise InvalidValue("value rejected by PostgreSQL: simulated refusal")
-        return super().ingest(turns, ends)
+        return super().ingest(turns, ends, prescreened)
 
 
 class Exploding(RuntimeError):

@@ -20,7 +20,9 @@ class _Outbox:
         self.rows = rows
         self.passes: list[int] = []
 
-    def process_outbox(self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None]) -> int:
+    def process_outbox(
+        self, limit: int, apply: Callable[[list[IndexPoint], list[str]], None], embedder: object = None
+    ) -> int:
         n = min(limit, self.rows)
         self.rows -= n
         apply([], [])

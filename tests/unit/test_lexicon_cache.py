@@ -24,6 +24,7 @@ class Store:
     def __init__(self) -> None:
         self.docs: list[LexicalDoc] = []
         self.calls: list[tuple[str, str, datetime]] = []
+        self.arrivals: list[datetime | None] = []
 
     def add(
         self,
@@ -44,11 +45,27 @@ class Store:
         doc = next(d for d in self.docs if d.id == id_)
         self.docs.append(replace(doc, recallable=True, changed_at=at, restored=True))
 
+    def arrive(self, id_: int, text: str, at: datetime, *, session: str = "s1") -> None:
+        """A turn recallable before its review, read by its arrival time (and without a vector yet)."""
+        self.docs.append(LexicalDoc("episode", id_, session, text, None, True, at, None, arrived=True))
+
     def lexical_docs(
-        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+        self,
+        agent_id: str,
+        user_id: str,
+        *,
+        since: datetime,
+        arrived: datetime | None = None,
+        vectors: bool = False,
     ) -> list[LexicalDoc]:
         self.calls.append((agent_id, user_id, since))
-        docs = [d for d in self.docs if d.changed_at > since and agent_id == "a" and user_id == "u"]
+        self.arrivals.append(arrived)
+        mark = since if arrived is None else arrived
+        docs = [
+            d
+            for d in self.docs
+            if d.changed_at > (mark if d.arrived else since) and agent_id == "a" and user_id == "u"
+        ]
         # Like the SQL: embeddings only when asked for, and only of recallable documents.
         return [replace(d, embedding=d.embedding if vectors and d.recallable else None) for d in docs]
 
@@ -98,9 +115,16 @@ class _FailingMidStream(Store):
     fail_after: int | None = 2
 
     def lexical_docs(
-        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+        self,
+        agent_id: str,
+        user_id: str,
+        *,
+        since: datetime,
+        arrived: datetime | None = None,
+        vectors: bool = False,
     ) -> Iterator[LexicalDoc]:
-        for i, doc in enumerate(super().lexical_docs(agent_id, user_id, since=since, vectors=vectors)):
+        docs = super().lexical_docs(agent_id, user_id, since=since, arrived=arrived, vectors=vectors)
+        for i, doc in enumerate(docs):
             if i == self.fail_after:
                 self.fail_after = None
                 raise StoreUnavailable("connection lost mid-read")
@@ -208,7 +232,13 @@ def _scoped_store(scopes: int, turns: int) -> Store:
 
     class Scoped(Store):
         def lexical_docs(
-            self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+            self,
+            agent_id: str,
+            user_id: str,
+            *,
+            since: datetime,
+            arrived: datetime | None = None,
+            vectors: bool = False,
         ) -> list[LexicalDoc]:
             self.calls.append((agent_id, user_id, since))
             return [d for d in self.docs if d.changed_at > since and d.session_id == user_id]
@@ -278,3 +308,40 @@ def test_the_memory_estimate_is_within_a_factor_of_what_python_holds() -> None:
         tracemalloc.stop()
     estimate = next(iter(lex._scopes.values())).nbytes
     assert 0.5 * held <= estimate <= 2.0 * held, (estimate, held)
+
+
+def test_a_turn_read_on_arrival_is_found_at_once_and_gets_its_vector_from_its_review() -> None:
+    store = Store()
+    store.add(1, "I play the cello", vector=[1.0, 0.0])
+    lex = _lexicon(store, refresh_s=0.01)
+    lex.search("a", "u", "cello", 5)
+    # Arrives (database clock) long before any review; the reviewed mark stays where it was.
+    store.arrive(2, "The cello lesson moved to Friday", T0 + timedelta(hours=1))
+    time.sleep(0.05)
+    lex.search("a", "u", "friday", 5)  # starts the top-up
+    deadline = time.monotonic() + 5
+    while not lex.search("a", "u", "friday", 5) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    # 2 says it; 1 has it as its next turn's context (linked in arrival order).
+    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == [2, 1]
+    assert lex.vectors("a", "u", [("episode", 2)]) == {}  # not embedded when it was read
+    reads = len(store.arrivals)
+    time.sleep(0.05)
+    lex.search("a", "u", "friday", 5)  # the next top-up reads from the arrival on
+    deadline = time.monotonic() + 5
+    while len(store.arrivals) == reads and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert store.arrivals[-1] is not None
+    assert store.arrivals[-1] > T0 + timedelta(minutes=55)
+    assert store.calls[-1][2] < T0 + timedelta(minutes=1)  # an arrival does not move the reviewed mark
+    # Its review (reviewed_at later still) brings the embedding: held now, not indexed twice.
+    store.add(2, "The cello lesson moved to Friday", vector=[0.0, 1.0])
+    store.docs[-1] = replace(store.docs[-1], changed_at=T0 + timedelta(hours=2))
+    time.sleep(0.05)
+    lex.search("a", "u", "friday", 5)
+    deadline = time.monotonic() + 5
+    while not lex.vectors("a", "u", [("episode", 2)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        lex.search("a", "u", "friday", 5)
+    assert lex.vectors("a", "u", [("episode", 2)])[("episode", 2)].tolist() == [0.0, 1.0]
+    assert [i for _, i, _ in lex.search("a", "u", "friday", 5)] == [2, 1]

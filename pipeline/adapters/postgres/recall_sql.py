@@ -25,6 +25,7 @@ class LexicalDoc:
     changed_at: datetime
     embedding: bytes | None = None  # float32 little-endian, when asked for
     restored: bool = False  # read because it came back from cold storage since (restored_at)
+    arrived: bool = False  # read as a turn waiting for its review that the write-side screen passed
 
 
 # An episode is superseded when facts name it and none of them is still believed and valid at `as_of`.
@@ -43,9 +44,10 @@ class LexicalDoc:
 _EPISODES = """
     WITH mine AS MATERIALIZED (
         SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
-               e.base_weight, e.metadata->>'speaker' AS speaker
+               e.base_weight, e.metadata->>'speaker' AS speaker, e.status = 'kept' AS reviewed
         FROM episodes e
-        WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user AND e.status = 'kept'
+        WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user
+          AND (e.status = 'kept' OR (e.status = 'pending' AND e.prescreened))
           AND e.ts <= coalesce(:as_of, 'infinity'::timestamptz)
     ), pairs AS MATERIALIZED (
         SELECT sm.episode_id, sm.memory_id
@@ -73,29 +75,39 @@ _EPISODES = """
     LEFT JOIN stated ON stated.turn_id = mine.turn_id
 """
 
-# What a scope's lexicon has not seen: reviewed or created since, and what came back from cold storage
-# since (re-heated, restored), which the lexicon then indexes late. Each branch reads its own index.
+# What a scope's lexicon has not seen: reviewed or created since, what came back from cold storage
+# since (re-heated, restored), which the lexicon then indexes late, and what arrived since and waits for
+# its review (recallable if the write-side screen passed it, else context only). Each branch reads its
+# own index; the last, the scope's not-yet-fully-reviewed turns (ix_episodes_pending_full), has a mark of
+# its own (`:arrived`), in the database's clock like `received_at`.
 _LEXICAL = """
     SELECT 'episode' AS kind, e.id, e.session_id, e.content AS text, e.metadata->>'speaker' AS speaker,
            e.status = 'kept' AS recallable, e.reviewed_at AS changed_at,
-           CASE WHEN :vectors AND e.status = 'kept' THEN e.embedding END AS embedding, false AS restored
+           CASE WHEN :vectors AND e.status = 'kept' THEN e.embedding END AS embedding, false AS restored,
+           false AS arrived
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.reviewed_at > :since AND e.status <> 'forgotten'
     UNION ALL
     SELECT 'episode', e.id, e.session_id, e.content, e.metadata->>'speaker', true, e.restored_at,
-           CASE WHEN :vectors THEN e.embedding END, true
+           CASE WHEN :vectors THEN e.embedding END, true, false
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.restored_at > :since AND e.status = 'kept'
     UNION ALL
     SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at,
-           CASE WHEN :vectors THEN m.embedding END, false
+           CASE WHEN :vectors THEN m.embedding END, false, false
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
     UNION ALL
     SELECT 'semantic', m.id, NULL, m.text, NULL, m.valid_to IS NULL, m.restored_at,
-           CASE WHEN :vectors THEN m.embedding END, true
+           CASE WHEN :vectors THEN m.embedding END, true, false
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.restored_at > :since AND m.status = 'kept'
+    UNION ALL
+    SELECT 'episode', e.id, e.session_id, e.content, e.metadata->>'speaker', true, e.received_at, NULL, false,
+           true
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.full_batch_id IS NULL AND e.status = 'pending'
+      AND e.prescreened AND e.received_at > :arrived
     ORDER BY 1, 2, restored
 """
 
@@ -169,6 +181,7 @@ class RecallStore:
                     int(r.folded_into or 0),
                     r.speaker,
                     r.base_weight,
+                    bool(r.reviewed),
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
@@ -183,17 +196,30 @@ class RecallStore:
             return {r.id: from_blob(r.embedding) for r in conn.execute(text(_EMBEDDINGS), params)}
 
     def lexical_docs(
-        self, agent_id: str, user_id: str, *, since: datetime, vectors: bool = False
+        self,
+        agent_id: str,
+        user_id: str,
+        *,
+        since: datetime,
+        arrived: datetime | None = None,
+        vectors: bool = False,
     ) -> Iterator[LexicalDoc]:
-        """Episodes reviewed and semantic memories created after `since`, and those restored from cold
-        storage since (flagged `restored`), in id order (turn order); with `vectors`, the recallable ones'
-        embeddings.
+        """Episodes reviewed and semantic memories created after `since`, those restored from cold
+        storage since (flagged `restored`) and the pending turns recallable before their review received
+        after `arrived` (flagged `arrived`; default `since`), in id order (turn order); with `vectors`, the
+        reviewed recallable ones' embeddings.
 
         Streamed from a server-side cursor, `LEXICAL_CHUNK` rows at a time, while the caller indexes
         them: a scope's first build reads all of it. Building the recall bench's 100,000-turn scope,
         the process peaked at 566 instead of 932 MiB (read whole: the driver's copy of the result, then
         the rows), the build taking 12.4 instead of 10.3 s."""
-        params = {"a": agent_id, "u": user_id, "since": since, "vectors": vectors}
+        params = {
+            "a": agent_id,
+            "u": user_id,
+            "since": since,
+            "arrived": since if arrived is None else arrived,
+            "vectors": vectors,
+        }
         # A server-side cursor lives in a transaction: this read does not use the autocommit engine.
         with translate_errors(), self._transactional.connect() as conn:
             rows = conn.execution_options(yield_per=LEXICAL_CHUNK).execute(text(_LEXICAL), params)
@@ -208,6 +234,7 @@ class RecallStore:
                     r.changed_at,
                     r.embedding,
                     bool(r.restored),
+                    bool(r.arrived),
                 )
 
     def facts_named(

@@ -198,6 +198,7 @@ def _batch_episodes(conn: Connection, batch: BatchInfo) -> list[BatchEpisode]:
         e.c.status,
         e.c.embedding,
         e.c.quarantine,
+        e.c.passages.is_not(None).label("has_passages"),
     ).where(column == batch.id)
     return [BatchEpisode(**r._asdict()) for r in conn.execute(q.order_by(e.c.ts, e.c.id))]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import LargeBinary, bindparam, case, func, select, text, update
+from sqlalchemy import LargeBinary, bindparam, func, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
@@ -85,10 +85,9 @@ def _apply_decisions(
         .where(e.c.id == bindparam("eid"), e.c.status == "pending")
         .values(
             embedding=func.coalesce(e.c.embedding, bindparam("fresh_embedding", type_=LargeBinary)),
-            # Computed with the embedding: an episode that already has one keeps its passages too.
-            passages=case(
-                (e.c.embedding.is_(None), bindparam("fresh_passages", type_=LargeBinary)), else_=e.c.passages
-            ),
+            # An episode that already has passages keeps them; one the indexer embedded on arrival (read
+            # your writes) has none yet, and gets the review's.
+            passages=func.coalesce(e.c.passages, bindparam("fresh_passages", type_=LargeBinary)),
             reviewed_at=now,
         )
     )

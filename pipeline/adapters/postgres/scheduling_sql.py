@@ -12,6 +12,7 @@ from sqlalchemy import BigInteger, and_, cast, func, insert, select, text, updat
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.adapters.postgres.store import SqlStore
 from pipeline.adapters.postgres.tables import batches, episodes, sessions
 from pipeline.core.models import Dispatch, Scope, ScopeBacklog, SessionBacklog, SessionEnd, Turn
@@ -25,14 +26,22 @@ class SchedulingQueries(SqlStore):
 
     # -- ingest ---------------------------------------------------------------------------------
 
-    def ingest(self, turns: Sequence[Turn], session_ends: Sequence[SessionEnd]) -> int:
+    def ingest(
+        self,
+        turns: Sequence[Turn],
+        session_ends: Sequence[SessionEnd],
+        prescreened: Sequence[bool] | None = None,
+    ) -> int:
         """Store turns as pending episodes (a turn_id seen before is skipped) and mark sessions ended.
 
-        Returns how many episodes were new.
+        `prescreened[i]`: the write-side injection screen passed turns[i], so it is recallable before its
+        review; each new one is queued for the indexer (which embeds it) in the same transaction. Without
+        it no turn is (they wait for their review). Returns how many episodes were new.
         """
         with translate_errors(), self._sessions.begin() as s:
             inserted = 0
             if turns:
+                flags = list(prescreened) if prescreened is not None else [False] * len(turns)
                 columns: dict[str, list[Any]] = {
                     "turn_id": [t.turn_id for t in turns],
                     "agent_id": [t.agent_id for t in turns],
@@ -44,8 +53,14 @@ class SchedulingQueries(SqlStore):
                     "source": [t.source for t in turns],
                     "metadata": [Jsonb(t.metadata) for t in turns],
                     "priority": [t.priority for t in turns],
+                    "prescreened": flags,
                 }
-                inserted = len(s.execute(_INGEST, columns).all())
+                rows = s.execute(_INGEST, columns).all()
+                inserted = len(rows)
+                early = [r.id for r in rows if r.prescreened]
+                if early:
+                    s.execute(_QUEUE_EARLY, {"ids": early})
+                    s.execute(text("SELECT pg_notify(:c, 'ingest')"), {"c": OUTBOX_CHANNEL})
             for end in _unique_sessions(session_ends):
                 stmt2 = pg_insert(sessions).values(
                     agent_id=end.agent_id, user_id=end.user_id, session_id=end.session_id, ended_at=end.ts
@@ -196,16 +211,22 @@ class SchedulingQueries(SqlStore):
 # CPU per turn.
 _INGEST = text(
     """
-    INSERT INTO episodes (turn_id, agent_id, user_id, session_id, role, content, ts, source, metadata, priority)
+    INSERT INTO episodes (turn_id, agent_id, user_id, session_id, role, content, ts, source, metadata, priority,
+                          prescreened)
     SELECT * FROM unnest(
         CAST(:turn_id AS text[]), CAST(:agent_id AS text[]), CAST(:user_id AS text[]),
         CAST(:session_id AS text[]), CAST(:role AS varchar[]), CAST(:content AS text[]),
         CAST(:ts AS timestamptz[]), CAST(:source AS varchar[]), CAST(:metadata AS jsonb[]),
-        CAST(:priority AS smallint[])
+        CAST(:priority AS smallint[]), CAST(:prescreened AS boolean[])
     )
     ON CONFLICT (turn_id) DO NOTHING
-    RETURNING id
+    RETURNING id, prescreened
     """
+)
+
+# A turn recallable before its review is also found by its meaning once the indexer has embedded it.
+_QUEUE_EARLY = text(
+    "INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM unnest(CAST(:ids AS bigint[])) AS id"
 )
 
 

@@ -78,6 +78,9 @@ class Episode(Base):
     # | rejected (a person confirmed the quarantine)
     status: Mapped[str] = mapped_column(String(12), server_default="pending")
     core: Mapped[bool] = mapped_column(Boolean, server_default="false")  # identity, allergies...: always kept
+    # The scheduler's injection screen found nothing in it on arrival: while pending it is recallable
+    # (read your writes, 0016). False for what the screen held back and for turns stored without a screen.
+    prescreened: Mapped[bool] = mapped_column(Boolean, server_default="false")
     merged_into: Mapped[int | None] = mapped_column(ForeignKey("episodes.id"))
     # Folded into an open semantic memory: its weight is lowered so it stops competing with the summary.
     consolidated: Mapped[bool] = mapped_column(Boolean, server_default="false")
