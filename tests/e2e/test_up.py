@@ -163,6 +163,16 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
         timeout=30,
         what="the queued turn to be stored",
     )
+    # Read your writes: recalled within seconds, before any review (its session is open, far from 30 turns).
+    bicycle = wait_until(
+        lambda: next(
+            (h for h in _recall(up, "what bicycle did I buy") if h["source_turn_ids"] == ["demo-7"]), None
+        ),
+        timeout=15,
+        what="the unreviewed turn recalled",
+    )
+    assert bicycle is not None
+    assert bicycle["reviewed"] is False
     assert up.interrupt() == 0
     assert "stopped; data kept" in up.output()
 
@@ -170,7 +180,8 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
     assert _recall(up, "moved to Lisbon for a new job")[0]["source_turn_ids"] == ["demo-1"]
     review = up.cli("review", "--wait", "--timeout", "120")
     assert review.returncode == 0, review.stderr
-    assert _recall(up, "what bicycle did I buy")[0]["source_turn_ids"] == ["demo-7"]
+    (first, *_) = _recall(up, "what bicycle did I buy")
+    assert (first["source_turn_ids"], first["reviewed"]) == (["demo-7"], True)
     stats = json.loads(up.cli("stats", "--json").stdout)
     assert stats["episodes"] == {"total": 6, "kept": 6}
     assert stats["index"]["points"] == 6
