@@ -405,6 +405,76 @@ def _recall_headlines(f: Figures) -> list[Headline]:
     return [_target(r, r <= TARGET, ".2f", f"≤ {TARGET}", "hybrid recall ÷ vector search, p95")]
 
 
+def _freshness(
+    ctx: Context,
+    *,
+    rate: float,
+    scopes: int,
+    seconds: float,
+    review_scopes: int,
+    review_per_scope: int,
+    rounds: int,
+) -> Figures:
+    from bench import freshness
+
+    result = freshness.run_freshness_bench(
+        ctx.settings,
+        rate=rate,
+        scopes=scopes,
+        seconds=seconds,
+        review_scopes=review_scopes,
+        review_per_scope=review_per_scope,
+        rounds=rounds,
+        database_url=ctx.database_url,
+        redis_url=ctx.redis_url,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    return freshness.figures(result)
+
+
+def _freshness_headlines(f: Figures) -> list[Headline]:
+    from bench.freshness import (
+        TARGET_ANY_P95_S,
+        TARGET_DENSE_P95_S,
+        TARGET_INGEST_RATIO,
+        TARGET_REVIEW_RATIO,
+    )
+
+    any_p95, dense_p95 = f["any_p95_s"], f["dense_p95_s"]
+    ingest, review = f["ingest_ratio_p50"], f["review_ratio"]
+    return [
+        _target(
+            any_p95,
+            any_p95 <= TARGET_ANY_P95_S,
+            ".2f",
+            f"≤ {TARGET_ANY_P95_S:g} s",
+            "write → recall, p95 (s)",
+        ),
+        _target(
+            dense_p95,
+            dense_p95 <= TARGET_DENSE_P95_S,
+            ".2f",
+            f"≤ {TARGET_DENSE_P95_S:g} s",
+            "write → recall with a dense cosine, p95 (s)",
+        ),
+        _target(
+            ingest,
+            ingest <= TARGET_INGEST_RATIO,
+            ".2f",
+            f"≤ {TARGET_INGEST_RATIO}",
+            "write_memory ÷ raw XADD, p50",
+        ),
+        _target(
+            review,
+            review >= TARGET_REVIEW_RATIO,
+            ".2f",
+            f"≥ {TARGET_REVIEW_RATIO}",
+            "review turns/s, on ÷ off",
+        ),
+    ]
+
+
 def _faults(ctx: Context, *, select: str | None = None) -> Figures:
     from bench.faults import run_faults_bench
 
@@ -511,6 +581,22 @@ REGISTRY: tuple[Benchmark, ...] = (
         _month_headlines,
         database=MONTH_DB,
         redis=MONTH_REDIS_URL,
+    ),
+    # Read your writes: private embedded servers unless the suite is given one database and Redis db.
+    Benchmark(
+        "freshness",
+        _freshness,
+        {"rate": 20.0, "scopes": 5, "seconds": 10.0, "review_scopes": 5, "review_per_scope": 30, "rounds": 1},
+        {
+            "rate": 100.0,
+            "scopes": 50,
+            "seconds": 60.0,
+            "review_scopes": 50,
+            "review_per_scope": 60,
+            "rounds": 2,
+        },
+        _freshness_headlines,
+        locomo=False,
     ),
     # Scaling and the soak run on private embedded servers (their CPU and memory are measured as the run's own)
     # unless the suite is given one database and Redis db; each draws its chart when it writes.

@@ -209,6 +209,79 @@ def bench_soak(
         raise typer.Exit(1)
 
 
+@bench_app.command(
+    "freshness", epilog=example("hindsight bench freshness --seconds 20 --rounds 1 --no-write")
+)
+def bench_freshness(
+    rate: Annotated[float, typer.Option(min=1, help="turns/s written during the freshness phase")] = 100.0,
+    scopes: Annotated[int, typer.Option(min=1, help="scopes the written turns go round")] = 50,
+    seconds: Annotated[float, typer.Option(min=1, help="length of the freshness phase")] = 60.0,
+    sample_every: Annotated[
+        int, typer.Option(min=1, help="recall every this many-th turn written until it is found")
+    ] = 40,
+    poll_ms: Annotated[
+        float, typer.Option(min=10, help="ms between two recalls of a sampled turn not found yet")
+    ] = 100.0,
+    dense_poll_ms: Annotated[
+        float, typer.Option(min=10, help="ms between two recalls of a found turn, until its dense cosine")
+    ] = 500.0,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="seconds after which a sampled turn counts as never found")
+    ] = 30.0,
+    max_rps: Annotated[
+        float,
+        typer.Option(min=1, help="most recalls a second in all, so the pollers leave the stack its CPU"),
+    ] = 30.0,
+    workers: Annotated[int, typer.Option(min=1, help="review workers")] = 1,
+    review_scopes: Annotated[
+        int, typer.Option(min=1, help="throughput rounds: fresh scopes the turns are pushed into")
+    ] = 50,
+    review_turns: Annotated[
+        int, typer.Option(min=30, help="throughput rounds: turns per scope (a multiple of 30: whole batches)")
+    ] = 60,
+    rounds: Annotated[int, typer.Option(min=1, help="throughput rounds of (on, off), order alternating")] = 2,
+    ingest_n: Annotated[
+        int, typer.Option(min=100, help="write_memory ÷ raw XADD: calls per measurement")
+    ] = 5000,
+    database_url: Annotated[
+        str | None, typer.Option(help="disposable database instead of a private embedded PostgreSQL")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    embedding_backend: Annotated[
+        str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Read your writes: write → recall latency under a steady load, write_memory ÷ XADD, review on vs off."""
+    from bench import freshness
+
+    if review_turns % 30:
+        fail(f"--review-turns must be a multiple of 30 (whole review batches), got {review_turns}")
+    freshness.run_freshness_bench(
+        load_settings(),
+        rate=rate,
+        scopes=scopes,
+        seconds=seconds,
+        sample_every=sample_every,
+        poll_s=poll_ms / 1000,
+        dense_poll_s=dense_poll_ms / 1000,
+        timeout_s=timeout,
+        max_rps=max_rps,
+        workers=workers,
+        review_scopes=review_scopes,
+        review_per_scope=review_turns,
+        rounds=rounds,
+        ingest_n=ingest_n,
+        database_url=database_url,
+        redis_url=redis_url,
+        backend=_backend(embedding_backend),
+        write=write,
+        console=out,
+    )
+
+
 @bench_app.command("poisoning", epilog=example("hindsight bench poisoning --no-write"))
 def bench_poisoning(
     data: Annotated[
