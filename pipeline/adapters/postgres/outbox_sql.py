@@ -38,7 +38,12 @@ class OutboxQueries(SqlStore):
         with translate_errors(), self._sessions.begin() as s:
             rows = s.execute(
                 select(o.c.id, o.c.kind, o.c.ref_id)
-                .order_by(o.c.id)
+                # Turns just stored first: under load the reviews' re-index rows (a turn in its context,
+                # passages, semantic memories) queue up, and a fresh turn behind them waited up to 19 s to be
+                # found by its meaning (`bench freshness` on a loaded machine). A reviewed turn is already
+                # in the index by its own vector meanwhile, and what its review removed is out of recall at
+                # once (recall re-reads the status), so only the upgrade waits.
+                .order_by(o.c.early.desc(), o.c.id)
                 .limit(limit)
                 .with_for_update(skip_locked=True)
             ).all()

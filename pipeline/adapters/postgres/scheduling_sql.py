@@ -226,7 +226,8 @@ _INGEST = text(
 
 # A turn recallable before its review is also found by its meaning once the indexer has embedded it.
 _QUEUE_EARLY = text(
-    "INSERT INTO index_outbox (kind, ref_id) SELECT 'episode', id FROM unnest(CAST(:ids AS bigint[])) AS id"
+    "INSERT INTO index_outbox (kind, ref_id, early) "
+    "SELECT 'episode', id, true FROM unnest(CAST(:ids AS bigint[])) AS id"
 )
 
 

@@ -293,6 +293,8 @@ class IndexOutbox(Base):
     created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
     attempts: Mapped[int] = mapped_column(Integer, server_default="0")
     last_error: Mapped[str | None] = mapped_column(Text)
+    # A turn just stored, recallable before its review (read your writes): drained before the rest (0017).
+    early: Mapped[bool] = mapped_column(Boolean, server_default="false")
 
     __table_args__ = (Index("ix_outbox_ref", "kind", "ref_id"),)
 
