@@ -30,6 +30,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -601,6 +602,42 @@ def log_problems(stack: BenchStack) -> dict[str, int]:
     return out
 
 
+# -- the write-side screen: what it costs the scheduler, and what it holds back, on every evaluation set ---------
+
+
+@dataclass(frozen=True)
+class ScreenCost:
+    name: str
+    turns: int
+    turns_per_s: float  # injection.assess + decide, one core
+    held: int  # not "clean": waits for its review before it is recallable
+
+
+def screen_costs(locomo: Path | None = None) -> list[ScreenCost]:
+    """The scheduler's injection screen (the review's rules, run as each turn is stored) over the turns of
+    each evaluation set present: turns per second on one core and how many it holds back until review. A
+    held turn is not lost, only not recallable before its review (which quarantines only above the screen's
+    upper threshold, or on the LLM's word)."""
+    from bench.quality import builtin_sets, load_set
+    from pipeline.review import injection
+
+    thresholds = injection.InjectionThresholds()
+    out: list[ScreenCost] = []
+    for eval_set in builtin_sets(locomo):
+        if not eval_set.path.exists():
+            continue
+        _, turns, _, _ = load_set(eval_set.path)
+        texts = [(t.text, t.role, "agent" if t.role == "assistant" else "user") for t in turns]
+        t0 = time.perf_counter()
+        held = sum(
+            injection.decide(injection.assess(text, role=role, source=source), thresholds) != "clean"
+            for text, role, source in texts
+        )
+        elapsed = time.perf_counter() - t0
+        out.append(ScreenCost(eval_set.name, len(texts), len(texts) / elapsed if elapsed else math.inf, held))
+    return out
+
+
 # -- the command ------------------------------------------------------------------------------------------------
 
 
@@ -617,6 +654,7 @@ class FreshnessResult:
     max_rps: float = 0.0
     problems: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    screen: list[ScreenCost] = field(default_factory=list)
 
     def side(self, unreviewed: bool) -> list[Round]:
         return [r for r in self.rounds if r.unreviewed == unreviewed]
@@ -771,6 +809,23 @@ def result_lines(r: FreshnessResult) -> list[str]:
         lines.append(
             f"| CPU ms per turn, {label} | {on:.2f} | {off:.2f} | {on / off if off else math.nan:.2f} |"
         )
+    if r.screen:
+        lines += [
+            "",
+            "### The write-side injection screen, on every evaluation set",
+            "",
+            "The scheduler runs the review's injection rules on each turn as it stores it (one core, in "
+            "process, after the run); a turn it does not find clean waits for its review before it is "
+            "recallable (held back, not lost).",
+            "",
+            "| set | turns | turns/s, one core | µs / turn | held until review |",
+            "|---|---:|---:|---:|---:|",
+            *[
+                f"| {c.name} | {c.turns:,} | {c.turns_per_s:,.0f} | {1e6 / c.turns_per_s:.0f} | "
+                f"{c.held:,} ({c.held / c.turns:.1%}) |"
+                for c in r.screen
+            ],
+        ]
     lines += [
         "",
         f"The machine has {os.cpu_count()} cores, shared with other work. Errors in the role logs: "
@@ -801,6 +856,7 @@ def run_freshness_bench(
     database_url: str | None = None,
     redis_url: str | None = None,
     backend: str | None = None,
+    locomo: Path | None = None,
     write: bool,
     console: Console,
 ) -> FreshnessResult:
@@ -868,6 +924,8 @@ def run_freshness_bench(
     stack.close(remove=not result.problems)
     if result.problems:
         console.print(f"[yellow]errors in the role logs (kept under {stack.root}/logs)[/yellow]")
+    console.rule("[bold]bench freshness: the write-side screen on every evaluation set")
+    result.screen = screen_costs(locomo)
     result.elapsed_s = time.monotonic() - started
     lines = result_lines(result)
     print_table(console, lines)

@@ -252,9 +252,11 @@ def bench_freshness(
     embedding_backend: Annotated[
         str | None, typer.Option(help="torch, onnx or onnx-int8 (default: the configured one)")
     ] = None,
+    locomo: LocomoData = None,
     write: WriteBenchmarks = True,
 ) -> None:
-    """Read your writes: write → recall latency under a steady load, write_memory ÷ XADD, review on vs off."""
+    """Read your writes: write → recall latency under a steady load, write_memory ÷ XADD, review on vs off,
+    and the write-side injection screen's cost on every evaluation set."""
     from bench import freshness
 
     if review_turns % 30:
@@ -277,6 +279,7 @@ def bench_freshness(
         database_url=database_url,
         redis_url=redis_url,
         backend=_backend(embedding_backend),
+        locomo=locomo,
         write=write,
         console=out,
     )

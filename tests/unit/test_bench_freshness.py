@@ -226,3 +226,15 @@ def test_the_suite_runs_it_and_judges_its_four_targets() -> None:
     )
     assert [h.met for h in missed] == [False, False, False, False]
     assert missed[0].value == "inf"  # more than 5% of the turns never found
+
+
+def test_the_write_side_screen_is_measured_on_every_set_present() -> None:
+    from bench.freshness import screen_costs
+
+    costs = {c.name: c for c in screen_costs()}
+    # The two sets of the repository at least (LoCoMo too where the shared copy lies).
+    assert {"assistant_help", "friends_chat"} <= set(costs)
+    for c in costs.values():
+        assert c.turns > 1000
+        assert c.turns_per_s > 0
+        assert 0 <= c.held < c.turns
