@@ -1,13 +1,16 @@
 """The statement of a semantic memory (DESIGN §2). Pure: texts in, text out.
 
-Without an LLM the statement is extractive: the cluster's most central member says what the cluster is
-about in a user's own words, and the other members only add what that text lacks, as key terms:
+Without an LLM the statement is extractive: the lead sentence of the first member, in the order the caller
+gives (the cluster's most central member), that states something, in a user's own words:
 
-    "Keep your answers short. (also: long answers, replies, wordy, point)"
-    "回答请简短一点。（还有：啰嗦、喜欢、直接、重点）"
+    "Keep your answers short."
+    "回答请简短一点。"
 
-Nothing is paraphrased, so nothing can be made up. With an LLM configured, `llm_summary_prompt` asks for
-one third-person statement instead; the review falls back to the extractive one when the LLM fails.
+Nothing is paraphrased, so nothing can be made up. An earlier version appended the other members' key terms
+("Keep your answers short. (also: reading, phone, long, give, key, point)"): a bag of words, not a
+statement, which a person reading the memory could not trust (issue 27). With an LLM configured,
+`llm_summary_prompt` asks for one third-person statement instead; the review falls back to the extractive
+one when the LLM fails.
 """
 
 from __future__ import annotations
@@ -15,15 +18,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 # One stopword/filler vocabulary for the whole pipeline: what the quality score does not count as
 # content is not a key term either.
 from pipeline.review.quality_lexicon import EN_FILLER, EN_STOPWORDS, ZH_STOPCHARS
 
-MAX_TERMS = 8  # beyond this the "(also: ...)" tail reads as a bag of words, not as a memory
 LLM_MAX_WORDS = 50
 # A cluster can have hundreds of members; the most central ones (they come first) carry its content, and
 # the prompt must stay well inside a small model's context.
@@ -44,8 +44,6 @@ _TRAILING_FILLER = re.compile(
     r"|谢谢|好吗|好不好|可以吗|行吗|哈+|吧|呢|啊|哦|嗯|呀|啦))+[\s,;:.!?。！？~～]*$",
     re.IGNORECASE,
 )
-# Phrases do not run across punctuation: "near home, Rex again" has no term "home rex".
-_CLAUSE = re.compile(r"[,;:.!?()\[\]{}\"“”‘’…—–/|，。！？；：、（）【】《》「」]+")
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -63,14 +61,6 @@ _EN_GENERAL = _wordset(
 # cutting there loses a term, while not cutting glues a verb to its object ("说重点").
 _ZH_SPLIT = re.compile(f"[{''.join(sorted(ZH_STOPCHARS | set('不没别请说')))}]+")
 _TERMINAL = ".!?。！？"
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    key: str  # a stemmed word or a CJK bigram: what "the lead lacks it" and "listed once" compare
-    shown: str  # as it appears in the summary
-    members: int  # how many of the other members have it
-    first: int  # where it first appears, members in central order
 
 
 def word_count(text: str) -> int:
@@ -99,14 +89,6 @@ def _has_content(text: str) -> bool:
     return any(bool(_ZH_SPLIT.sub("", t)) if _CJK.match(t) else _is_content_word(t) for t in tokens)
 
 
-def _stem(word: str) -> str:
-    # Enough to see that "answer" is already in "answers"; not a real stemmer.
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
 def lead_sentence(text: str) -> str:
     """The first sentence that says something, without trailing filler, ending in punctuation."""
     sentences = [
@@ -117,104 +99,6 @@ def lead_sentence(text: str) -> str:
     if trimmed[-1] not in _TERMINAL:
         trimmed += "。" if _is_cjk(trimmed) else "."
     return trimmed
-
-
-# -- key terms ---------------------------------------------------------------------------------------
-
-
-def _clause_tokens(text: str) -> list[list[str]]:
-    return [_TOKEN.findall(clause) for clause in _CLAUSE.split(_fold(text))]
-
-
-def _all_bigrams(text: str) -> set[str]:
-    return {
-        piece[i : i + 2]
-        for tokens in _clause_tokens(text)
-        for token in tokens
-        if _CJK.match(token)
-        for piece in _ZH_SPLIT.split(token)
-        for i in range(len(piece) - 1)
-    }
-
-
-def _cjk_terms(run: str, strength: Counter[str]) -> list[str]:
-    """2-character terms of a CJK run. Chinese has no spaces and we have no dictionary, so a bigram
-    counts as a word only with evidence: it stands alone between particles or punctuation ("回答" in
-    "太长的回答"), or it recurs in several members. Overlapping recurring bigrams are taken greedily,
-    the more frequent first, so "黑咖啡" yields 咖啡, not 黑咖."""
-    terms: list[str] = []
-    for piece in _ZH_SPLIT.split(run):
-        if len(piece) == 2:
-            terms.append(piece)
-            continue
-        i = 0
-        while i < len(piece) - 1:
-            here, after = piece[i : i + 2], piece[i + 1 : i + 3]
-            if len(after) == 2 and strength[after] > strength[here]:
-                i += 1
-            elif strength[here] >= 2:
-                terms.append(here)
-                i += 2
-            else:
-                i += 1
-    return terms
-
-
-def _occurrences(text: str, covered: frozenset[str], strength: Counter[str]) -> list[tuple[str, str]]:
-    """(key, shown) for each content word or CJK term of `text`, in order. A new English word is shown
-    with the next word when the lead has that one ("long answers" under "Keep your answers short"):
-    on its own "long" says little."""
-    out: list[tuple[str, str]] = []
-    for tokens in _clause_tokens(text):
-        for i, token in enumerate(tokens):
-            if _CJK.match(token):
-                out.extend((b, b) for b in _cjk_terms(token, strength))
-            elif _is_content_word(token):
-                after = tokens[i + 1] if i + 1 < len(tokens) else ""
-                joined = (
-                    after and not _CJK.match(after) and _is_content_word(after) and _stem(after) in covered
-                )
-                out.append((_stem(token), f"{token} {after}" if joined else token))
-    return out
-
-
-def _covered(lead: str) -> frozenset[str]:
-    words = {_stem(t) for tokens in _clause_tokens(lead) for t in tokens if not _CJK.match(t)}
-    return frozenset(words | _all_bigrams(lead))
-
-
-def _key_terms(members: Sequence[str], lead: str) -> list[str]:
-    """What the other members say that the lead lacks: terms several members share first (a cluster's
-    topic recurs), then by the centrality of the member they come from."""
-    covered = _covered(lead)
-    strength: Counter[str] = Counter()
-    for text in members:
-        strength.update(_all_bigrams(text))
-    found: dict[str, _Candidate] = {}
-    position = 0
-    for text in members[1:]:
-        shown_as: dict[str, str] = {}
-        for key, shown in _occurrences(text, covered, strength):
-            if key not in covered:
-                shown_as.setdefault(key, shown)  # each key once per member, as it is first shown
-        for key, shown in shown_as.items():
-            old = found.get(key)
-            found[key] = (
-                _Candidate(key, shown, 1, position)
-                if old is None
-                else _Candidate(key, old.shown, old.members + 1, old.first)
-            )
-            position += 1
-    ranked = sorted(found.values(), key=lambda c: (-c.members, c.first))
-    chosen: list[str] = []
-    # The words of the terms chosen so far: a term that is one of them ("train" after "morning train")
-    # adds nothing. A set, not a scan of `chosen` per candidate: a big cluster has thousands of terms.
-    words: set[str] = set()
-    for candidate in ranked:
-        if candidate.shown not in words:
-            chosen.append(candidate.shown)
-            words.update(candidate.shown.split())
-    return chosen
 
 
 def _truncate(text: str, max_words: int) -> str:
@@ -229,34 +113,18 @@ def _truncate(text: str, max_words: int) -> str:
 
 
 def extractive_summary(texts: Sequence[str], central_first: Sequence[int], *, max_words: int = 50) -> str:
-    """The statement of a semantic memory without an LLM: the most central member's lead sentence, then
-    the distinct key terms of the other members that it lacks, capped at max_words words.
+    """The statement of a semantic memory without an LLM: the lead sentence of its most central member
+    (a member that is only filler yields to the next), capped at max_words words.
 
     `central_first` lists indices into `texts`, most central first (clustering.central_order); indices it
-    leaves out follow in their given order. Never empty when some text is non-blank. The terms follow as
-    "(also: a, b)", or "（还有：a、b）" after a Chinese lead.
+    leaves out follow in their given order. Never empty when some text is non-blank.
     """
     order = list(dict.fromkeys([*central_first, *range(len(texts))]))
     members = [texts[i] for i in order if 0 <= i < len(texts) and texts[i].strip()]
     if not members:
         return ""
-    max_words = max(1, max_words)
-    lead = _truncate(lead_sentence(members[0]), max_words)
-    cjk = _is_cjk(lead)
-    picked: list[str] = []
-    summary = lead
-    for term in _key_terms(members, lead):
-        if len(picked) == MAX_TERMS:
-            break
-        attempt = _with_terms(lead, [*picked, term], cjk=cjk)
-        if word_count(attempt) <= max_words:  # the "also" marker counts too
-            picked.append(term)
-            summary = attempt
-    return summary
-
-
-def _with_terms(lead: str, terms: Sequence[str], *, cjk: bool) -> str:
-    return f"{lead}（还有：{'、'.join(terms)}）" if cjk else f"{lead} (also: {', '.join(terms)})"
+    stating = next((m for m in members if _has_content(m)), members[0])
+    return _truncate(lead_sentence(stating), max(1, max_words))
 
 
 LLM_SYSTEM_PROMPT = (
