@@ -91,6 +91,9 @@ class ReviewInputs:
     points: list[Point] = field(default_factory=list)  # what may be clustered, most recent first
     fact_groups: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     open_memories: list[OpenMemory] = field(default_factory=list)
+    # Every (entity/attribute, turn ids) a believed fact names, current or closed: what each turn is about,
+    # for the cohesion rule (consolidation.coherent): a memory never joins turns of two attributes.
+    fact_attributes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 # -- what a review writes ----------------------------------------------------------------------------

@@ -34,8 +34,13 @@ def plan(
     open_memories: Sequence[OpenMemory],
     *,
     match_cosine: float,
+    about: dict[int, frozenset[str]] | None = None,
 ) -> ConsolidationPlan:
-    """`clusters` hold indices into `points`, most central first. Each open memory matches one cluster at most."""
+    """`clusters` hold indices into `points`, most central first. Each open memory matches one cluster at most.
+
+    `about`: episode id -> the fact attributes it states (see `coherent`); a member of the matched memory
+    that the clustering did not revisit stays only if it is about none of the cluster's other facts."""
+    about = about or {}
     by_id = {p.episode_id: p for p in points}
     taken: set[int] = set()
     out: list[MemoryPlan] = []
@@ -49,7 +54,12 @@ def plan(
         if match is not None:
             taken.add(match.id)
             # Members the clustering did not revisit this time stay members (still offered and kept).
-            sticky = [i for i in sorted(match.members - set(ids)) if i in by_id]
+            topics = frozenset().union(*(about.get(i, frozenset()) for i in ids))
+            sticky = [
+                i
+                for i in sorted(match.members - set(ids))
+                if i in by_id and not (topics and about.get(i) and not about[i] & topics)
+            ]
             if not sticky and set(ids) == match.members:
                 unchanged.append(match.id)
                 continue
@@ -80,6 +90,45 @@ def _match(
     if close is not None and float(close.centroid @ c) >= match_cosine:
         return close
     return None
+
+
+def coherent(
+    clusters: Sequence[Sequence[int]],
+    about: Sequence[frozenset[str]],
+    vectors: Vector,
+    min_size: int,
+) -> list[list[int]]:
+    """The clusters, split so that no memory joins turns about different facts (issue 27).
+
+    `about[i]`: the fact attributes (entity/attribute) point i states, current or closed. A cluster whose
+    fact-stating members name one attribute stays whole. Otherwise each such member goes to the attribute it
+    shares with most of the cluster, each member that states no fact to the group whose centroid it is
+    nearest, and a group smaller than `min_size` is no memory (its turns stay episodes, recalled as before):
+    cosine alone put "the offsite budget is now 80,000" and "I moved to Shanghai" in one memory.
+    Order within a cluster (most central first) is kept.
+    """
+    out: list[list[int]] = []
+    for cluster in clusters:
+        counts: dict[str, int] = {}
+        for i in cluster:
+            for a in about[i]:
+                counts[a] = counts.get(a, 0) + 1
+        main = {i: max(sorted(about[i]), key=lambda a: counts[a]) for i in cluster if about[i]}
+        groups: dict[str, list[int]] = {}
+        for i in cluster:
+            if i in main:
+                groups.setdefault(main[i], []).append(i)
+        if len(groups) <= 1:
+            out.append(list(cluster))
+            continue
+        names = sorted(groups)
+        centroids = np.stack([centroid(vectors[groups[n]]) for n in names])
+        for i in cluster:
+            if i not in main:
+                groups[names[int(np.argmax(centroids @ vectors[i]))]].append(i)
+        order = {i: k for k, i in enumerate(cluster)}
+        out.extend(sorted(groups[n], key=order.__getitem__) for n in names if len(groups[n]) >= min_size)
+    return out
 
 
 def fact_groups(points: Sequence[Point], facts: dict[str, set[str]], min_size: int) -> list[tuple[int, ...]]:

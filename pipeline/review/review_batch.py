@@ -352,14 +352,23 @@ def _consolidate(
     )
     grouped = {i for g in groups for i in g}
     rest = [i for i in range(len(points)) if i not in grouped]
-    found, noise = clustering.cluster(matrix[rest], config.cluster) if len(rest) >= 2 else ([], rest)
+    found = clustering.cluster(matrix[rest], config.cluster)[0] if len(rest) >= 2 else []
     clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
-    noise = [rest[i] for i in noise] if found or len(rest) >= 2 else rest
     ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
-    plan = consolidation.plan(points, ordered, inputs.open_memories, match_cosine=config.match_cosine)
+    about = _about(points, inputs.fact_attributes, candidates)
+    ordered = consolidation.coherent(ordered, about, matrix, config.cluster.min_cluster_size)
+    clustered = {i for c in ordered for i in c}
+    noise = [i for i in range(len(points)) if i not in clustered]
+    plan = consolidation.plan(
+        points,
+        ordered,
+        inputs.open_memories,
+        match_cosine=config.match_cosine,
+        about={p.episode_id: a for p, a in zip(points, about, strict=True) if a},
+    )
     timings["cluster"] = _ms(t0)
     counts |= {
-        "clusters": len(clusters),
+        "clusters": len(ordered),
         "fact_clusters": len(groups),
         "noise": len(noise),
         "memories_unchanged": len(plan.unchanged),
@@ -393,6 +402,23 @@ def _fact_keys(
     for c in candidates:
         keys.setdefault(f"{c.entity}/{c.attribute}={c.value.lower()}", set()).update(c.turn_ids)
     return keys
+
+
+def _about(
+    points: Sequence[consolidation.Point],
+    stored: Sequence[tuple[str, tuple[str, ...]]],
+    candidates: list[FactCandidate],
+) -> list[frozenset[str]]:
+    """The fact attributes (entity/attribute) each point states: stored facts, current or closed, plus this
+    review's statements."""
+    by_turn: dict[str, set[str]] = {}
+    for key, turn_ids in stored:
+        for t in turn_ids:
+            by_turn.setdefault(t, set()).add(key)
+    for c in candidates:
+        for t in c.turn_ids:
+            by_turn.setdefault(t, set()).add(f"{c.entity}/{c.attribute}")
+    return [frozenset(a for t in p.turn_ids for a in by_turn.get(t, ())) for p in points]
 
 
 def _importance(decisions: list[EpisodeDecision], episode_id: int) -> float:

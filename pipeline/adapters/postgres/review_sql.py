@@ -84,6 +84,7 @@ class ReviewQueries(SqlStore):
                 points,
                 _current_fact_groups(conn, a, u, min_turns=1),
                 _open_semantic(conn, a, u),
+                _fact_attributes(conn, a, u),
             )
 
     def scope_memories(
@@ -291,6 +292,19 @@ def _current_fact_groups(
     return [
         (r.key, tuple(r.turn_ids)) for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
     ]
+
+
+def _fact_attributes(conn: Connection, agent_id: str, user_id: str) -> list[tuple[str, tuple[str, ...]]]:
+    # Closed versions too: "the budget was 50,000" is about the budget after the chain moved on.
+    sql = text(
+        """
+        SELECT entity || '/' || attribute AS key, array_agg(DISTINCT t) AS turn_ids
+        FROM facts CROSS JOIN LATERAL unnest(turn_ids) AS t
+        WHERE agent_id = :a AND user_id = :u AND retracted_at IS NULL
+        GROUP BY 1
+        """
+    )
+    return [(r.key, tuple(r.turn_ids)) for r in conn.execute(sql, {"a": agent_id, "u": user_id})]
 
 
 def _open_semantic(conn: Connection, agent_id: str, user_id: str) -> list[OpenMemory]:

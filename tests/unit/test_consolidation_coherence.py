@@ -1,0 +1,83 @@
+"""pipeline.review.consolidation: a semantic memory never joins turns about different facts (issue 27). Pure."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from pipeline.core.review_records import OpenMemory, Point
+from pipeline.review.consolidation import centroid, coherent, plan
+
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
+BUDGET, HOME = "offsite/budget", "user/location"
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+# Budget turns point one way, residence turns another; all close enough for cosine to cluster them.
+VECTORS = np.stack(
+    [
+        _unit(1.0, 0.3, 0.0),  # 0 budget 50,000
+        _unit(1.0, 0.35, 0.0),  # 1 budget 80,000
+        _unit(0.9, 0.3, 0.1),  # 2 "we need to book the venue soon" (no fact, budget-like)
+        _unit(0.6, 1.0, 0.0),  # 3 I live in Hangzhou
+        _unit(0.6, 1.0, 0.1),  # 4 I moved to Shanghai
+        _unit(0.5, 1.0, 0.0),  # 5 "the flat is near the metro" (no fact, residence-like)
+    ]
+)
+ABOUT = [
+    frozenset({BUDGET}),
+    frozenset({BUDGET}),
+    frozenset(),
+    frozenset({HOME}),
+    frozenset({HOME}),
+    frozenset(),
+]
+
+
+def test_a_cluster_mixing_two_attributes_is_split_and_factless_turns_follow_the_nearest() -> None:
+    assert coherent([[0, 3, 1, 4, 2, 5]], ABOUT, VECTORS, min_size=2) == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_a_part_below_the_minimum_is_no_memory() -> None:
+    # Only one residence turn: the budget part stands, the residence turn stays an episode of its own.
+    about = [*ABOUT[:3], frozenset({HOME}), frozenset(), frozenset()]
+    out = coherent([[0, 1, 2, 3]], about, VECTORS, min_size=2)
+    assert out == [[0, 1, 2]]
+
+
+def test_a_cluster_about_one_attribute_or_none_stays_whole_in_its_order() -> None:
+    assert coherent([[2, 1, 0]], ABOUT, VECTORS, min_size=2) == [[2, 1, 0]]
+    assert coherent([[5, 2]], ABOUT, VECTORS, min_size=2) == [[5, 2]]
+
+
+def test_a_turn_stating_two_facts_goes_with_the_attribute_most_of_the_cluster_shares() -> None:
+    about = [
+        frozenset({BUDGET}),
+        frozenset({BUDGET, HOME}),
+        frozenset(),
+        frozenset({HOME}),
+        frozenset(),
+        frozenset(),
+    ]
+    # In cluster [0, 1, 3]: budget twice, home twice -> ties go to the name first in order (budget).
+    assert coherent([[0, 1, 3, 4]], about, VECTORS, min_size=1) == [[0, 1], [3, 4]]
+
+
+def test_a_memorys_old_members_of_another_attribute_do_not_come_back_as_sticky_members() -> None:
+    points = [Point(i, (f"t{i}",), f"text {i}", T0, VECTORS[i], 0.5) for i in range(6)]
+    mixed = OpenMemory(99, frozenset({0, 1, 3, 4}), centroid(VECTORS[[0, 1, 3, 4]]))
+    about = {i: a for i, a in enumerate(ABOUT) if a}
+
+    out = plan(points, [[0, 1, 2]], [mixed], match_cosine=0.9, about=about)
+
+    (memory,) = out.memories
+    assert memory.replaces == 99
+    assert sorted(memory.members) == [0, 1, 2]  # 3 and 4 (residence) are not carried over
+    # Without the facts known, the old members stay, as before.
+    (legacy,) = plan(points, [[0, 1, 2]], [mixed], match_cosine=0.9).memories
+    assert sorted(legacy.members) == [0, 1, 2, 3, 4]
