@@ -374,6 +374,41 @@ def _quality_headlines(f: Figures) -> list[Headline]:
     return out
 
 
+def _consolidation(ctx: Context, *, topics: int | None = None) -> Figures:
+    from bench import consolidation
+
+    return consolidation.run_consolidation_bench(
+        ctx.settings,
+        database_url=ctx.database_url or consolidation.BENCH_DATABASE_URL,
+        redis_url=ctx.redis_url or consolidation.BENCH_REDIS_URL,
+        topics=topics,
+        write=ctx.write,
+        console=ctx.console,
+    )
+
+
+def _consolidation_headlines(f: Figures) -> list[Headline]:
+    from bench.consolidation import TARGET_COMPLETENESS, TARGET_KEYWORD_TEXTS, TARGET_MIXED, TARGET_PURITY
+
+    purity, complete, mixed, keywords = f["purity"], f["completeness"], f["mixed"], f["keyword_texts"]
+    return [
+        _target(
+            purity, purity >= TARGET_PURITY, ".3f", f"≥ {TARGET_PURITY}", "semantic memories: pairwise purity"
+        ),
+        _target(
+            complete,
+            complete >= TARGET_COMPLETENESS,
+            ".3f",
+            f"≥ {TARGET_COMPLETENESS}",
+            "semantic memories: completeness",
+        ),
+        _target(mixed, mixed <= TARGET_MIXED, ".0f", f"{TARGET_MIXED}", "memories mixing two attributes"),
+        _target(
+            keywords, keywords <= TARGET_KEYWORD_TEXTS, ".0f", f"{TARGET_KEYWORD_TEXTS}", "keyword-list texts"
+        ),
+    ]
+
+
 def _locomo_headlines(f: Figures) -> list[Headline]:
     r10, r5 = f["all_r10"], f["all_r5"]
     return [
@@ -551,6 +586,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"reuse": False},
         _quality_headlines,
         redis="redis://127.0.0.1:6379/2",
+    ),
+    # Full reviews of a labelled set in-process (no worker, no LLM): its own database, a minute at full size.
+    Benchmark(
+        "consolidation",
+        _consolidation,
+        {"topics": 3},
+        {},
+        _consolidation_headlines,
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_consolidation",
+        locomo=False,
     ),
     Benchmark(
         "recall",

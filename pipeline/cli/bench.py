@@ -386,6 +386,60 @@ def bench_quality(
         fail(f"quality targets missed on {', '.join(missed)} (see above)")
 
 
+@bench_app.command(
+    "consolidation",
+    epilog=example(
+        "hindsight bench consolidation --no-write", "hindsight bench consolidation --user maya --topics 4 -v"
+    ),
+)
+def bench_consolidation(
+    user: Annotated[
+        list[str] | None, typer.Option(help="only these users of the set (repeatable); default: all")
+    ] = None,
+    topics: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="only each user's first N topics, their near misses and N other distractors"
+        ),
+    ] = None,
+    batch: Annotated[
+        int,
+        typer.Option(min=0, help="turns per full review (the scheduler's batch trigger); 0: one per user"),
+    ] = 30,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_CONSOLIDATION_DATABASE_URL",
+            help="disposable database, TRUNCATEd (default: hindsight_bench_consolidation on 127.0.0.1)",
+        ),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(envvar="HINDSIGHT_BENCH_REDIS_URL", help="a bench Redis db (checked, never written)"),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="print every memory with its members' topics")
+    ] = False,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md (only for the whole set)")] = True,
+) -> None:
+    """Semantic memories of full reviews against a labelled set: purity, completeness, mixed attributes."""
+    from bench import consolidation as bench
+
+    figures = bench.run_consolidation_bench(
+        load_settings(),
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=redis_url or bench.BENCH_REDIS_URL,
+        users=user or [],
+        topics=topics,
+        batch=batch,
+        verbose=verbose,
+        write=write,
+        console=out,
+    )
+    if not bench.met_figures(figures):
+        fail("consolidation targets missed (see above)")
+
+
 @bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
 def bench_recall(
     n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,

@@ -173,7 +173,7 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
     )
     assert bicycle is not None
     assert bicycle["reviewed"] is False
-    assert up.interrupt() == 0
+    assert up.interrupt() == 0, up.output()[-4000:]
     assert "stopped; data kept" in up.output()
 
     up.start()
@@ -201,4 +201,4 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
         ).stdout
     )["results"]
     assert (cold[0]["source_turn_ids"], cold[0]["cold"]) == (["demo-7"], True)
-    assert up.interrupt() == 0
+    assert up.interrupt() == 0, up.output()[-4000:]

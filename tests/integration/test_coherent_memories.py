@@ -1,0 +1,84 @@
+"""Semantic memories a person would have written (issue 27), through the real pipeline: a full review over a
+concierge-like scope builds memories that never join turns about two fact attributes, and whose texts are
+statements, never keyword lists."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from tests.helpers import wait_until
+from tests.integration.harness import Stack
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+AGENT, USER = "concierge", "lin"
+TURNS = [
+    "I live in Hangzhou, near West Lake.",
+    "I don't like long answers.",
+    "I work as a product manager at a travel startup.",
+    "Can you be shorter?",
+    "Big news: I moved to Shanghai last week.",
+    "Too wordy, just the point please.",
+    "I'm a product manager, mostly roadmaps and user interviews.",
+    "Keep your answers short.",
+    "I now live in Shanghai, close to the river.",
+    "I work as a product manager, still at the startup.",
+    "I'm allergic to peanuts.",
+    "My dog is called Biscuit.",
+]
+
+
+def _rows(stack: Stack, sql: str, **params: object) -> list[Any]:
+    with stack.repo.engine.connect() as conn:
+        return list(conn.execute(text(sql), params))
+
+
+def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_statements(stack: Stack) -> None:
+    stack.start_scheduler()
+    ids = [
+        stack.client.write_memory(
+            AGENT, USER, f"s{i // 4}", "user", c, ts=T0 + timedelta(days=i // 4, minutes=i), turn_id=f"c-{i}"
+        )
+        for i, c in enumerate(TURNS)
+    ]
+    for s in range(3):
+        stack.client.end_session(AGENT, USER, f"s{s}")
+    stack.wait_indexed(ids)
+    response = stack.api.post("/v1/review", json={"agent_id": AGENT, "user_id": USER, "full": True})
+    assert response.status_code == 202
+    batch_ids = response.json()["batch_ids"]
+    wait_until(
+        lambda: (
+            stack.api.post("/v1/progress", json={"batch_ids": batch_ids or [0]}).json()["batches"]["done"]
+            == len(batch_ids)
+        ),
+        timeout=90,
+        what="the full review",
+    )
+    memories = _rows(stack, "SELECT id, text FROM semantic_memories WHERE valid_to IS NULL")
+    assert memories, "the review built no memory: the test would prove nothing"
+    about: dict[str, set[str]] = {}
+    for r in _rows(stack, "SELECT attribute, turn_ids FROM facts WHERE retracted_at IS NULL"):
+        for t in r.turn_ids:
+            about.setdefault(t, set()).add(r.attribute)
+    assert {"location", "occupation"} <= {a for attrs in about.values() for a in attrs}
+    for memory in memories:
+        members = [
+            r.turn_id
+            for r in _rows(
+                stack,
+                "SELECT e.turn_id FROM semantic_members m JOIN episodes e ON e.id = m.episode_id "
+                "WHERE m.memory_id = :m",
+                m=memory.id,
+            )
+        ]
+        stated = [about[t] for t in members if t in about]
+        # No two members about different facts (a turn may state two: it shares one with the others).
+        assert all(a & b for a in stated for b in stated), (memory.text, members, stated)
+        assert "(also:" not in memory.text
+        assert memory.text.rstrip()[-1] in ".!?。！？…", memory.text
