@@ -40,12 +40,12 @@ from bench.ingest import run_ingest_bench
 from bench.report import write_section
 from bench.review import E2E_TRIGGER, print_table, verdict
 from bench.scaling import group_usage, warm_up
-from bench.stack import READY_TIMEOUT_S, BenchStack, free_port, push_chunks, scratch_root
+from bench.stack import READY_TIMEOUT_S, BenchStack, free_port, scratch_root
 from pipeline.client import MemoryClient
 from pipeline.core.config import Settings
 from pipeline.core.logging import configure_logging
 from pipeline.core.models import Turn
-from pipeline.ingest.validation import encode_event, utcnow
+from pipeline.ingest.validation import utcnow
 from pipeline.runtime.supervisor import Child, role_argv
 
 TARGET_ANY_P95_S = 2.0  # write returned -> returned by recall
@@ -559,26 +559,12 @@ def run_round(
         warm(stack, settings, workers)
         before = stack.progress()["reviewed"]
         total = before + len(turns)
-        entries = [encode_event(t) for t in turns]
         load0 = os.getloadavg()[0]
         usage0 = stack.usage()
-        t0 = time.perf_counter()
-        push_chunks(stack.stream(settings), entries)
-        timeout = max(600.0, len(turns) / 2)
-        stack.wait_for(
-            lambda: stack.reviewed_in_batches() >= total, timeout=timeout, what="every batch reviewed"
-        )
-        stack.wait_for(
-            lambda: stack.progress()["reviewed"] >= total,
-            timeout=timeout,
-            what="every turn reviewed",
-            poll_s=0.05,
-        )
-        result.elapsed_s = time.perf_counter() - t0
+        result.elapsed_s = stack.push_and_review(settings, turns, total)
         result.cpu_s = group_usage(usage0, stack.usage())
         result.load = (load0, os.getloadavg()[0])
-        stack.wait_for(lambda: stack.outbox() == 0, timeout=timeout, what="the index to catch up")
-        result.indexed_s = time.perf_counter() - t0
+        result.indexed_s = result.elapsed_s + stack.wait_indexed(max(600.0, len(turns) / 2))
         progress = stack.progress()
         if progress["episodes"] != total or progress["reviewed"] != total:
             raise RuntimeError(f"expected {total} episodes, all reviewed; got {progress}")

@@ -148,25 +148,11 @@ def run_once(
     try:
         warm = warm_up(stack, settings, workers, notes)
         logs_before = {w: len(stack.log(w)) for w in stack.worker_names()}
-        entries = [encode_event(t) for t in turns]
         load0 = os.getloadavg()[0]
         before = stack.usage()
-        t0 = time.perf_counter()
-        push_chunks(stack.stream(settings), entries)
         total = warm + len(turns)
-        timeout = max(600.0, len(turns) / 2)
-        stack.wait_for(
-            lambda: stack.reviewed_in_batches() >= total, timeout=timeout, what="every batch reviewed"
-        )
-        stack.wait_for(
-            lambda: stack.progress()["reviewed"] >= total,
-            timeout=timeout,
-            what="every turn reviewed",
-            poll_s=0.05,
-        )
-        run.elapsed_s = time.perf_counter() - t0
-        stack.wait_for(lambda: stack.outbox() == 0, timeout=timeout, what="the index to catch up")
-        run.indexed_s = time.perf_counter() - t0
+        run.elapsed_s = stack.push_and_review(settings, turns, total)
+        run.indexed_s = run.elapsed_s + stack.wait_indexed(max(600.0, len(turns) / 2))
         after = stack.usage()
         run.load = (load0, os.getloadavg()[0])
         run.cpu_s = group_usage(before, after)

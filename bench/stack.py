@@ -31,6 +31,8 @@ from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.core.config import Settings
+from pipeline.core.models import Turn
+from pipeline.ingest.validation import encode_event
 from pipeline.runtime.embedded import EmbeddedServer
 from pipeline.runtime.embedded_postgres import start_postgres
 from pipeline.runtime.embedded_redis import start_redis
@@ -274,6 +276,30 @@ class BenchStack:
     def outbox(self) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(text("SELECT count(*) FROM index_outbox")).scalar_one())
+
+    def push_and_review(self, settings: Settings, turns: Sequence[Turn], total: int) -> float:
+        """Push `turns` onto the stream at once and wait until `total` turns are reviewed (their batches done
+        and every one marked reviewed). Returns the seconds from the push."""
+        entries = [encode_event(t) for t in turns]
+        timeout = max(600.0, len(turns) / 2)
+        t0 = time.perf_counter()
+        push_chunks(self.stream(settings), entries)
+        self.wait_for(
+            lambda: self.reviewed_in_batches() >= total, timeout=timeout, what="every batch reviewed"
+        )
+        self.wait_for(
+            lambda: self.progress()["reviewed"] >= total,
+            timeout=timeout,
+            what="every turn reviewed",
+            poll_s=0.05,
+        )
+        return time.perf_counter() - t0
+
+    def wait_indexed(self, timeout: float = 600.0) -> float:
+        """Wait until the index outbox is empty. Returns the seconds waited."""
+        t0 = time.perf_counter()
+        self.wait_for(lambda: self.outbox() == 0, timeout=timeout, what="the index to catch up")
+        return time.perf_counter() - t0
 
     def wait_for(self, done: Any, *, timeout: float, poll_s: float = 0.5, what: str) -> None:
         deadline = time.monotonic() + timeout

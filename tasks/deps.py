@@ -11,7 +11,7 @@ from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
-from pipeline.core.config import ReviewSettings, get_settings
+from pipeline.core.config import ReviewSettings, Settings, get_settings
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import clustering, injection, quality
 from pipeline.review.review_batch import ReviewConfig
@@ -43,6 +43,12 @@ def review_llm() -> ReviewLLM | None:
 @lru_cache(maxsize=1)
 def review_config() -> ReviewConfig:
     return review_config_for(get_settings().review)
+
+
+def write_side_screen(settings: Settings) -> injection.InjectionThresholds | None:
+    """The thresholds the scheduler screens each turn with as it stores it (the review's), or None when read
+    your writes is off (every turn then waits for its review)."""
+    return review_config_for(settings.review).screening if settings.recall.unreviewed else None
 
 
 def review_config_for(r: ReviewSettings) -> ReviewConfig:

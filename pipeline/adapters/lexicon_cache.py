@@ -222,10 +222,9 @@ class Lexicon:
                 arrived_water = max(arrived_water, doc.changed_at)
             else:
                 high_water = max(high_water, doc.changed_at)
+            # Read on arrival, without a vector: its review brings one.
             if doc.embedding is not None and ref in scope.index and ref not in scope.vector_rows:
-                _hold_vector(
-                    scope, ref, doc.embedding
-                )  # read on arrival, without a vector: its review brings it
+                _hold_vector(scope, ref, doc.embedding)
             if ref in scope.seen or doc.restored:
                 if doc.recallable and ref not in scope.index:
                     # Back from cold storage (re-heated, restored) or out of quarantine: indexed late, on

@@ -31,7 +31,7 @@ def run_scheduler(settings: Settings) -> None:
     from pipeline.ingest.validation import utcnow
     from scheduler.runner import RunnerConfig, SchedulerRunner
     from tasks.app import REVIEW_TASK, create_app
-    from tasks.deps import review_config_for
+    from tasks.deps import write_side_screen
 
     celery_app = create_app(settings)
 
@@ -52,7 +52,7 @@ def run_scheduler(settings: Settings) -> None:
             idle_s=settings.policy.idle_s,
             max_batch=settings.policy.max_batch,
             max_waiting=settings.scheduler_max_waiting_batches,
-            screen=review_config_for(settings.review).screening if settings.recall.unreviewed else None,
+            screen=write_side_screen(settings),
         ),
         clock=utcnow,
     )

@@ -28,7 +28,7 @@ from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tasks.app import REVIEW_TASK
 from tasks.app import create_app as create_celery_app
-from tasks.deps import review_config_for
+from tasks.deps import write_side_screen
 from tests.helpers import wait_until
 
 DB_URL = os.environ.get(
@@ -165,9 +165,7 @@ class Stack:
             "idle_s": 600.0,
             "max_batch": 500,
             # As `hindsight scheduler` runs: turns the injection screen passes are recallable before review.
-            "screen": review_config_for(self.settings.review).screening
-            if self.settings.recall.unreviewed
-            else None,
+            "screen": write_side_screen(self.settings),
         }
         runner = SchedulerRunner(
             repo=self.repo,

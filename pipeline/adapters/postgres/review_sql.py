@@ -84,7 +84,9 @@ class ReviewQueries(SqlStore):
                 points,
                 _current_fact_groups(conn, a, u, min_turns=1),
                 _open_semantic(conn, a, u),
-                _fact_attributes(conn, a, u),
+                _fact_attributes(
+                    conn, a, u, [ep.turn_id for ep in episodes] + [t for p in points for t in p.turn_ids]
+                ),
             )
 
     def scope_memories(
@@ -294,17 +296,25 @@ def _current_fact_groups(
     ]
 
 
-def _fact_attributes(conn: Connection, agent_id: str, user_id: str) -> list[tuple[str, tuple[str, ...]]]:
-    # Closed versions too: "the budget was 50,000" is about the budget after the chain moved on.
+def _fact_attributes(
+    conn: Connection, agent_id: str, user_id: str, turn_ids: Sequence[str]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(entity/attribute, turn ids among `turn_ids`) for every believed fact those turns state. Closed
+    versions too: "the budget was 50,000" is about the budget after the chain moved on. Only the turns a
+    full review may cluster, through the GIN index on facts.turn_ids: not every fact of the scope."""
+    if not turn_ids:
+        return []
     sql = text(
         """
-        SELECT entity || '/' || attribute AS key, array_agg(DISTINCT t) AS turn_ids
-        FROM facts CROSS JOIN LATERAL unnest(turn_ids) AS t
-        WHERE agent_id = :a AND user_id = :u AND retracted_at IS NULL
+        SELECT f.entity || '/' || f.attribute AS key, array_agg(DISTINCT t) AS turn_ids
+        FROM facts f CROSS JOIN LATERAL unnest(f.turn_ids) AS t
+        WHERE f.turn_ids && CAST(:turns AS text[]) AND f.agent_id = :a AND f.user_id = :u
+          AND f.retracted_at IS NULL AND t = ANY(CAST(:turns AS text[]))
         GROUP BY 1
         """
     )
-    return [(r.key, tuple(r.turn_ids)) for r in conn.execute(sql, {"a": agent_id, "u": user_id})]
+    params = {"a": agent_id, "u": user_id, "turns": list(dict.fromkeys(turn_ids))}
+    return [(r.key, tuple(r.turn_ids)) for r in conn.execute(sql, params)]
 
 
 def _open_semantic(conn: Connection, agent_id: str, user_id: str) -> list[OpenMemory]:
