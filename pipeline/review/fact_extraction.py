@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from pipeline.core.models import CorrectionHint, FactCandidate
+from pipeline.review.conflicts import normalise
 from pipeline.review.fact_rules import RULE_GATES, RULES, _p, _Rule
-from pipeline.review.fact_values import CJK_CHAR, HINT_STOP, _collapse, _finish
+from pipeline.review.fact_values import CJK_CHAR, HINT_STOP, _collapse, _finish, _topic
 
 __all__ = ["Extraction", "extract"]
 
@@ -243,6 +244,9 @@ def _emit(rule: _Rule, found: re.Match[str]) -> tuple[tuple[str, str], ...]:
     values = rule.normalise(raw) if raw else ()
     if rule.kind == "keyed":
         return tuple((f"{rule.attribute}:{v}", rule.value) for v in values)
+    if rule.kind == "purposed":
+        purpose = _topic(found.group("k").lower())
+        return tuple((f"{rule.attribute}:{purpose}" if purpose else rule.attribute, v) for v in values)
     return tuple((rule.attribute, v) for v in values)
 
 
@@ -281,13 +285,32 @@ def _scan(text: str) -> tuple[list[_Found], list[tuple[str, str | None]]]:
 
 
 def _latest(found: list[_Found]) -> list[_Found]:
-    """One fact per attribute: the turn's last statement of it (the most confident on a tie of value)."""
+    """One fact per attribute: the turn's last statement of it (the most confident on a tie of value).
+
+    Two places in one sentence are one home at two scales, not a move between them: "I moved to Shanghai
+    last week, I'm now living in Xuhui district" records "Shanghai (Xuhui district)"; keeping only the last
+    lost the city (issue 27). Across sentences the last still wins ("I live in Paris. I moved to Rome.")."""
     best: dict[str, _Found] = {}
     for f in found:
         held = best.get(f.attribute)
-        if held is None or _beats(f, held):
+        if held is not None and _refines(f, held):
+            best[f.attribute] = replace(f, value=_within(held.value, f.value), position=held.position)
+        elif held is None or _beats(f, held):
             best[f.attribute] = f
     return sorted(best.values(), key=lambda f: f.position)
+
+
+def _refines(new: _Found, held: _Found) -> bool:
+    return (
+        new.attribute == "location"
+        and new.position[0] == held.position[0]
+        and not (new.correction or held.correction)
+        and normalise(new.value) not in normalise(held.value)
+    )
+
+
+def _within(place: str, part: str) -> str:
+    return f"{place}（{part}）" if CJK_CHAR.search(place + part) else f"{place} ({part})"
 
 
 def _beats(new: _Found, held: _Found) -> bool:

@@ -54,13 +54,14 @@ class _Rule:
     """One trigger. `kind` says where the fact's value comes from:
 
     value: the normalised group `v`;  fixed: `value` (the trigger says it all: "我吃素" -> vegetarian);
-    keyed: the normalised group `v` names the attribute (`preference:<v>`) and `value` is the fact's value.
+    keyed: the normalised group `v` names the attribute (`preference:<v>`) and `value` is the fact's value;
+    purposed: the group `k` names what the value is for (`budget:<k>`), the normalised group `v` is the value.
     """
 
     attribute: str
     pattern: re.Pattern[str]
     normalise: Normaliser
-    kind: Literal["value", "fixed", "keyed"] = "value"
+    kind: Literal["value", "fixed", "keyed", "purposed"] = "value"
     value: str = ""
     confidence: float = RULE_CONFIDENCE
     # Not anchored on "I"/"my"/"我" ("reply in French", "预算5000元"): check that nobody else is the subject.
@@ -180,6 +181,9 @@ RULES: tuple[_Rule, ...] = (
     # "my budget for the new laptop is 1500 euros": a short purpose between "budget" and the amount.
     _Rule("budget", _p(r"\bmy\s+budget\s+for\s+(?:\S+\s+){1,5}?is\s+(?:now\s+)?" + _AMOUNT_PREFIX + _AMOUNT), _amount),
     _Rule("budget", _p(r"\bbudget\s+of\s+" + _AMOUNT_PREFIX + _AMOUNT), _amount, guarded=True),
+    # "the team offsite budget is now 80,000 yuan": the budget of a thing is its own chain, so it never
+    # closes (or joins a memory with) the user's laptop budget (issue 27).
+    _Rule("budget", _p(r"\b(?:the|our|my)\s+(?P<k>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+budget(?:\s+is|'s|\s*[=:])\s*(?:now\s+)?" + _AMOUNT_PREFIX + _AMOUNT), _amount, kind="purposed"),
     _Rule("budget", _p(_I + r"can\s+(?:only\s+)?(?:spend|afford)\s+" + _AMOUNT_PREFIX + _AMOUNT), _money),
     _Rule("budget", _p(r"我的预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, confidence=EXPLICIT_CONFIDENCE),
     _Rule("budget", _p(r"预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, guarded=True),

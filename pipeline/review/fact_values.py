@@ -177,9 +177,13 @@ def _finish(
     *,
     stop: frozenset[str] = frozenset(),
     articles: bool = True,
-    lower: bool = True,
+    lower: bool = False,
 ) -> str | None:
-    """Cut, trim and check one value; None when it does not look like one."""
+    """Cut, trim and check one value; None when it does not look like one.
+
+    The value keeps the user's casing ("Hangzhou", "Ana", issue 27): values are compared case-insensitively
+    (`conflicts.normalise`), so casing costs nothing. `lower` is for values that are keys of a vocabulary
+    (channels, languages, preference and allergy topics)."""
     value = _cut(raw, cut)
     if len(value) > MAX_VALUE_CHARS:
         return None
@@ -199,7 +203,7 @@ def _text(raw: str, cut: re.Pattern[str] = _CUT, stop: frozenset[str] = frozense
 
 def _place(raw: str) -> tuple[str, ...]:
     value = _finish(raw, _CUT_PLACE, stop=_PLACE_STOP)
-    if value is None or value.split()[-1] in _DWELLINGS:
+    if value is None or value.split()[-1].lower() in _DWELLINGS:
         return ()
     # One CJK character is a building or a verb's object ("我现在住院"), not a place.
     if CJK_CHAR.search(value) and len(value) < 2:
@@ -221,12 +225,12 @@ def _capitalised(raw: str) -> bool:
 def _proper_employer(raw: str) -> tuple[str, ...]:
     # "I joined Google" names an employer; "I joined the gym" or "I joined Discord" does not.
     found = _employer(raw) if _capitalised(raw) else ()
-    return () if found and found[0] in _PLATFORMS else found
+    return () if found and found[0].lower() in _PLATFORMS else found
 
 
 def _name(raw: str) -> tuple[str, ...]:
     value = _finish(raw, _CUT_NAME, stop=_NAME_STOP, articles=False)
-    if value is None or len(value.split()) > 4 or value.split()[0] in _NAME_STOP:
+    if value is None or len(value.split()) > 4 or value.split()[0].lower() in _NAME_STOP:
         return ()
     cjk = len(CJK_CHAR.findall(value))
     # Chinese given + family names are 2-4 characters; anything longer is a clause ("我叫小明今年30岁").
@@ -265,7 +269,7 @@ def _channel(raw: str) -> tuple[str, ...]:
         return ("email",)
     if _PHONE.match(head):
         return ("phone",)
-    value = _finish(raw)
+    value = _finish(raw, lower=True)
     if value is None:
         return ()
     value = _POSSESSIVE.sub("", value)
@@ -297,7 +301,7 @@ def _topic(value: str) -> str:
 def _preference(raw: str, cut: re.Pattern[str] = _CUT) -> tuple[str, ...]:
     head = _cut(raw, cut)
     head = re.sub(r"^\s*(?:to\s+|my\s+)", "", head, flags=re.IGNORECASE)
-    value = _finish(head, cut)
+    value = _finish(head, cut, lower=True)
     if value is None or value in _PREFERENCE_STOP or value.startswith("be "):
         return ()
     words = value.split()
@@ -309,7 +313,7 @@ def _preference(raw: str, cut: re.Pattern[str] = _CUT) -> tuple[str, ...]:
 def _allergens(raw: str) -> tuple[str, ...]:
     # An allergy list is worth keeping whole: "peanuts, shellfish and eggs" is three facts.
     head = _cut(raw, _CUT_STRONG)
-    items = (_finish(item) for item in _LIST_SPLIT.split(head)[:8])
+    items = (_finish(item, lower=True) for item in _LIST_SPLIT.split(head)[:8])
     topics = (_topic(item) for item in items if item and len(item.split()) <= 3)
     return tuple(dict.fromkeys(t for t in topics if t))
 
@@ -376,7 +380,7 @@ _LANGUAGE_QUALIFIERS = re.compile(
 
 
 def _language(raw: str, *, qualified: bool = True) -> tuple[str, ...]:
-    value = _finish(raw)
+    value = _finish(raw, lower=True)
     if value is None:
         return ()
     if qualified:
@@ -419,7 +423,7 @@ def _offset(sign: str, hours: int, minutes: int = 0) -> str | None:
 
 def _timezone(raw: str) -> tuple[str, ...]:
     """Canonical zone: "UTC+8" for offsets (GMT too), upper-case abbreviations, IANA names as written."""
-    value = _finish(raw, articles=True, lower=False)
+    value = _finish(raw, articles=True)
     if value is None:
         return ()
     low = value.lower()

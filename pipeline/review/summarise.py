@@ -32,8 +32,11 @@ LLM_MAX_TEXT_CHARS = 1000
 
 _CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
 _CJK = re.compile(f"[{_CJK_CLASS}]")
-# A sentence ends at terminal punctuation (kept) or a line break.
-SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+# A sentence ends at terminal punctuation (kept) or a line break. A "." ends one only before whitespace or
+# the end, and not after an initial or a title ("Ursula K. Le Guin", "Dr. Lee", "v2.1", "3.5 km").
+SENTENCE = re.compile(
+    r"(?:\b(?:St|Mt|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|e\.g|i\.e)\.|\b[A-Z]\.|[^.!?。！？\n]|\.(?!\s|$))+[.!?。！？]*"
+)
 # Units that count against max_words: a Latin word or number, or one CJK character.
 _UNIT = re.compile(f"[{_CJK_CLASS}]|[^\\s{_CJK_CLASS}]+")
 # Tokens for key terms: Latin words and alphanumerics ("don't", "9am", "jl123", "3.5"), runs of CJK.
@@ -114,7 +117,7 @@ def _truncate(text: str, max_words: int) -> str:
 
 def extractive_summary(texts: Sequence[str], central_first: Sequence[int], *, max_words: int = 50) -> str:
     """The statement of a semantic memory without an LLM: the lead sentence of its most central member
-    (a member that is only filler yields to the next), capped at max_words words.
+    (a member that is only filler or only asks yields to the next), capped at max_words words.
 
     `central_first` lists indices into `texts`, most central first (clustering.central_order); indices it
     leaves out follow in their given order. Never empty when some text is non-blank.
@@ -123,8 +126,17 @@ def extractive_summary(texts: Sequence[str], central_first: Sequence[int], *, ma
     members = [texts[i] for i in order if 0 <= i < len(texts) and texts[i].strip()]
     if not members:
         return ""
-    stating = next((m for m in members if _has_content(m)), members[0])
-    return _truncate(lead_sentence(stating), max(1, max_words))
+    leads = [lead_sentence(m) for m in members if _has_content(m)]
+    # A question is no memory ("去云南要带厚衣服吗？"): a member that states something speaks for the rest.
+    lead = next((s for s in leads if not _asks(s)), leads[0] if leads else lead_sentence(members[0]))
+    return _truncate(lead, max(1, max_words))
+
+
+_QUESTION_END = re.compile(r"(?:[?？]|[吗嘛呢][。.!！]?)\s*$")
+
+
+def _asks(sentence: str) -> bool:
+    return bool(_QUESTION_END.search(sentence))
 
 
 LLM_SYSTEM_PROMPT = (

@@ -22,7 +22,7 @@ TURNS = [
     "I don't like long answers.",
     "I work as a product manager at a travel startup.",
     "Can you be shorter?",
-    "Big news: I moved to Shanghai last week.",
+    "Big news: I moved to Shanghai last week, I'm now living in Xuhui district.",
     "Too wordy, just the point please.",
     "I'm a product manager, mostly roadmaps and user interviews.",
     "Keep your answers short.",
@@ -30,7 +30,11 @@ TURNS = [
     "I work as a product manager, still at the startup.",
     "I'm allergic to peanuts.",
     "My dog is called Biscuit.",
+    "The team offsite budget is 50,000 yuan.",
+    "Update: the board approved a bigger offsite, the budget is now 80,000 yuan.",
 ]
+RESIDENCE = {"c-0", "c-4", "c-8"}
+BUDGET = {"c-12", "c-13"}
 
 
 def _rows(stack: Stack, sql: str, **params: object) -> list[Any]:
@@ -46,7 +50,7 @@ def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_sta
         )
         for i, c in enumerate(TURNS)
     ]
-    for s in range(3):
+    for s in range((len(TURNS) + 3) // 4):
         stack.client.end_session(AGENT, USER, f"s{s}")
     stack.wait_indexed(ids)
     response = stack.api.post("/v1/review", json={"agent_id": AGENT, "user_id": USER, "full": True})
@@ -82,3 +86,26 @@ def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_sta
         assert all(a & b for a in stated for b in stated), (memory.text, members, stated)
         assert "(also:" not in memory.text
         assert memory.text.rstrip()[-1] in ".!?。！？…", memory.text
+        assert not (set(members) & RESIDENCE and set(members) & BUDGET), (memory.text, members)
+
+    # Facts keep what the user said: the city of the move, with its casing, refined by the district.
+    current = {
+        r.attribute: r.value
+        for r in _rows(
+            stack, "SELECT attribute, value FROM facts WHERE valid_to IS NULL AND retracted_at IS NULL"
+        )
+    }
+    assert current["location"].startswith("Shanghai"), current
+    # The inspector's listing says what each semantic memory stands for.
+    listed = stack.api.get(
+        "/v1/memories", params={"agent_id": AGENT, "user_id": USER, "kind": "semantic"}
+    ).json()["memories"]
+    assert listed
+    for m in listed:
+        assert m["stands_for"]["turns"] == len(m["source_turn_ids"]) >= 2
+        assert m["stands_for"]["first"] <= m["stands_for"]["last"]
+    # The move ranks first for where the user lives.
+    hits = stack.api.get(
+        "/v1/recall", params={"agent_id": AGENT, "user_id": USER, "q": "Where does the user live?", "k": 5}
+    ).json()["results"]
+    assert set(hits[0]["source_turn_ids"]) & {"c-4", "c-8"}, [(h["text"], h["source_turn_ids"]) for h in hits]

@@ -58,41 +58,41 @@ def row(content: str, *facts: Fact, hints: tuple[Hint, ...] = (), id: str) -> An
 
 ENGLISH = [
     # location
-    row("I live in Paris.", F("location", "paris"), id="en-live-in"),
-    row("I moved to Berlin last year.", F("location", "berlin"), id="en-moved-to-trailing-time"),
+    row("I live in Paris.", F("location", "Paris"), id="en-live-in"),
+    row("I moved to Berlin last year.", F("location", "Berlin"), id="en-moved-to-trailing-time"),
     row(
         "I've moved to New York City, and I love it.",
-        F("location", "new york city"),
+        F("location", "New York City"),
         id="en-ive-moved-multiword",
     ),
     row(
         "I'm based in San Francisco because of work.",
-        F("location", "san francisco"),
+        F("location", "San Francisco"),
         id="en-based-cut-because",
     ),
-    row("I relocated to Tokyo but I miss home.", F("location", "tokyo"), id="en-relocated-cut-but"),
-    row("I now live in St. Louis with my wife.", F("location", "st. louis"), id="en-now-live-abbreviation"),
-    row("I've been living in Lisbon for two years.", F("location", "lisbon"), id="en-been-living-for-years"),
-    row("I live in Munich; the rent is high.", F("location", "munich"), id="en-cut-semicolon"),
+    row("I relocated to Tokyo but I miss home.", F("location", "Tokyo"), id="en-relocated-cut-but"),
+    row("I now live in St. Louis with my wife.", F("location", "St. Louis"), id="en-now-live-abbreviation"),
+    row("I've been living in Lisbon for two years.", F("location", "Lisbon"), id="en-been-living-for-years"),
+    row("I live in Munich; the rent is high.", F("location", "Munich"), id="en-cut-semicolon"),
     row("i live in paris", F("location", "paris"), id="en-lower-case-no-stop"),
-    row("I LIVE IN PARIS!!!", F("location", "paris"), id="en-shouting"),
-    row("I live in the US.", F("location", "us"), id="en-article-dropped"),
-    row("I live in Paris, do you?", F("location", "paris"), id="en-question-in-another-clause"),
-    row("I live in Hangzhou not Suzhou.", F("location", "hangzhou"), id="en-cut-not"),
+    row("I LIVE IN PARIS!!!", F("location", "PARIS"), id="en-shouting"),
+    row("I live in the US.", F("location", "US"), id="en-article-dropped"),
+    row("I live in Paris, do you?", F("location", "Paris"), id="en-question-in-another-clause"),
+    row("I live in Hangzhou not Suzhou.", F("location", "Hangzhou"), id="en-cut-not"),
     row(
         "I work at Acme Widgets Global Holdings Company International.",
-        F("employer", "acme widgets global holdings company international"),
+        F("employer", "Acme Widgets Global Holdings Company International"),
         id="en-six-words-kept",
     ),
     # employer / occupation
-    row("I work at Google.", F("employer", "google"), id="en-work-at"),
-    row("I work for Acme Corp as an engineer.", F("employer", "acme corp"), id="en-work-for-cut-as"),
-    row("I joined Stripe in 2021.", F("employer", "stripe"), id="en-joined-proper-noun"),
-    row("I started working at OpenAI.", F("employer", "openai"), id="en-started-working-at"),
+    row("I work at Google.", F("employer", "Google"), id="en-work-at"),
+    row("I work for Acme Corp as an engineer.", F("employer", "Acme Corp"), id="en-work-for-cut-as"),
+    row("I joined Stripe in 2021.", F("employer", "Stripe"), id="en-joined-proper-noun"),
+    row("I started working at OpenAI.", F("employer", "OpenAI"), id="en-started-working-at"),
     row(
         "I work as a software engineer at Microsoft.",
         F("occupation", "software engineer"),
-        F("employer", "microsoft"),
+        F("employer", "Microsoft"),
         id="en-work-as-at",
     ),
     row("I'm a nurse by profession.", F("occupation", "nurse"), id="en-by-profession"),
@@ -100,13 +100,13 @@ ENGLISH = [
     # name
     row(
         "My name is John Smith and I live in Boston.",
-        F("name", "john smith"),
-        F("location", "boston"),
+        F("name", "John Smith"),
+        F("location", "Boston"),
         id="en-name-cut-and-plus-location",
     ),
-    row("Call me Ishmael.", F("name", "ishmael"), id="en-call-me"),
-    row("I'm called Bob.", F("name", "bob"), id="en-im-called"),
-    row("I go by Liz.", F("name", "liz"), id="en-go-by"),
+    row("Call me Ishmael.", F("name", "Ishmael"), id="en-call-me"),
+    row("I'm called Bob.", F("name", "Bob"), id="en-im-called"),
+    row("I go by Liz.", F("name", "Liz"), id="en-go-by"),
     # contact channel, email, phone
     row("Email me.", F("contact_channel", "email"), id="en-email-me"),
     row("Contact me by phone.", F("contact_channel", "phone"), id="en-contact-by-phone"),
@@ -195,19 +195,35 @@ ENGLISH = [
     # several facts in one turn
     row(
         "Hi! I'm Tom. I live in Berlin; I work at SAP. My email is tom@sap.com. Reply in German please.",
-        F("location", "berlin"),
-        F("employer", "sap"),
+        F("location", "Berlin"),
+        F("employer", "SAP"),
         F("email", "tom@sap.com"),
         F("language", "german"),
         id="en-several-sentences",
     ),
-    row("I live in Paris. I moved to Rome.", F("location", "rome"), id="en-last-statement-wins"),
+    row("I live in Paris. I moved to Rome.", F("location", "Rome"), id="en-last-statement-wins"),
+    # A move and where in the new city, in one sentence: the city is kept, the district refines it (issue 27).
+    row(
+        "Big news: I moved to Shanghai last week, I'm now living in Xuhui district.",
+        F("location", "Shanghai (Xuhui district)"),
+        id="en-move-then-district-one-sentence",
+    ),
+    row("I live in lyon", F("location", "lyon"), id="en-casing-as-typed"),
+    # The budget of a thing is its own chain: it never closes the user's own budget.
+    row(
+        "The team offsite budget is 50,000 yuan.",
+        F("budget:team_offsite", "50,000 yuan"),
+        id="en-budget-of-a-thing",
+    ),
+    row(
+        "my laptop budget is now 1800 euros", F("budget:laptop", "1800 euros"), id="en-budget-of-a-thing-now"
+    ),
     # corrections
-    row("Actually it's Hangzhou, not Suzhou.", hints=(("hangzhou", "suzhou"),), id="en-hint-actually-its"),
-    row("Actually Tuesday, not Monday.", hints=(("tuesday", "monday"),), id="en-hint-actually-bare"),
+    row("Actually it's Hangzhou, not Suzhou.", hints=(("Hangzhou", "Suzhou"),), id="en-hint-actually-its"),
+    row("Actually Tuesday, not Monday.", hints=(("Tuesday", "Monday"),), id="en-hint-actually-bare"),
     row("No, it's 1500 not 1200.", hints=(("1500", "1200"),), id="en-hint-no-its"),
-    row("I meant Tuesday, not Monday.", hints=(("tuesday", "monday"),), id="en-hint-i-meant"),
-    row("Sorry, I meant Hangzhou.", hints=(("hangzhou", None),), id="en-hint-strong-cue-without-old"),
+    row("I meant Tuesday, not Monday.", hints=(("Tuesday", "Monday"),), id="en-hint-i-meant"),
+    row("Sorry, I meant Hangzhou.", hints=(("Hangzhou", None),), id="en-hint-strong-cue-without-old"),
     row("Correction: 2000 euros, not 1500.", hints=(("2000 euros", "1500"),), id="en-hint-correction-colon"),
     row(
         "Correction: my budget is 2000 euros, not 1500.",
@@ -216,16 +232,16 @@ ENGLISH = [
     ),
     row(
         "Actually, I live in Hangzhou, not Suzhou.",
-        C("location", "hangzhou"),
+        C("location", "Hangzhou"),
         id="en-correction-with-attribute",
     ),
     row(
         "Oops, I meant to say I work at Apple, not Google.",
-        C("employer", "apple"),
+        C("employer", "Apple"),
         id="en-correction-i-meant-to-say",
     ),
     row(
-        "No. I live in Hangzhou, not Suzhou.", C("location", "hangzhou"), id="en-correction-cue-own-sentence"
+        "No. I live in Hangzhou, not Suzhou.", C("location", "Hangzhou"), id="en-correction-cue-own-sentence"
     ),
     # negatives: negated, hypothetical, questions, other people, non-values
     row("I don't live in Paris.", id="en-neg-negated"),
@@ -240,7 +256,7 @@ ENGLISH = [
     row("My friend lives in Rome.", id="en-neg-third-person"),
     row("My wife's name is Anna.", id="en-neg-someone-elses-name"),
     row("He said I live in Paris.", id="en-neg-reported-speech"),
-    row("You said I live in Paris, but I live in Lyon.", F("location", "lyon"), id="en-reported-then-own"),
+    row("You said I live in Paris, but I live in Lyon.", F("location", "Lyon"), id="en-reported-then-own"),
     row("They live in Paris.", id="en-neg-they"),
     row("We moved to Austin.", id="en-neg-we"),
     row("He'll email me tomorrow.", id="en-neg-someone-else-emails"),
@@ -285,6 +301,7 @@ ENGLISH = [
 CHINESE = [
     # location
     row("我住在北京。", F("location", "北京"), id="zh-zhu-zai"),
+    row("我已经搬到上海了，现在住徐汇，离公司近多了", F("location", "上海"), id="zh-move-keeps-city"),
     row("我住在北京，离公司很近。", F("location", "北京"), id="zh-cut-comma"),
     row("我住在北京;离公司很近", F("location", "北京"), id="zh-cut-semicolon"),
     row("我住在上海但是经常出差。", F("location", "上海"), id="zh-cut-dan"),
@@ -443,7 +460,7 @@ def test_facts_come_in_text_order() -> None:
 
 def test_later_statement_wins_and_keeps_its_correction_flag() -> None:
     result = run("I live in Paris. Actually, I live in Lyon, not Paris.")
-    assert facts_of(result) == {C("location", "lyon")}
+    assert facts_of(result) == {C("location", "Lyon")}
 
 
 # -- roles -----------------------------------------------------------------------------------------------------
@@ -468,7 +485,7 @@ def test_non_user_roles_still_return_metadata_facts() -> None:
 def test_metadata_fact_is_returned_and_rules_still_run_for_other_attributes() -> None:
     meta = {"entity": "user", "attribute": "location", "value": "  Paris "}
     result = run("I live in Rome and I work at Fiat.", metadata=meta)
-    assert facts_of(result) == {F("location", "Paris"), F("employer", "fiat")}
+    assert facts_of(result) == {F("location", "Paris"), F("employer", "Fiat")}
     explicit = next(f for f in result.facts if f.attribute == "location")
     assert explicit.confidence == METADATA_CONFIDENCE == 1.0
     assert (explicit.valid_from, explicit.turn_ids, explicit.source) == (TS, (TURN,), "user")
@@ -479,7 +496,7 @@ def test_metadata_for_another_entity_does_not_suppress_the_users_rule_fact() -> 
     result = run("I live in Rome.", metadata=meta)
     assert {(f.entity, f.attribute, f.value) for f in result.facts} == {
         ("alice", "location", "Oslo"),
-        ("user", "location", "rome"),
+        ("user", "location", "Rome"),
     }
 
 
@@ -495,7 +512,7 @@ def test_metadata_for_another_entity_does_not_suppress_the_users_rule_fact() -> 
     ],
 )
 def test_incomplete_metadata_is_ignored(meta: dict[str, Any]) -> None:
-    assert facts_of(run("I live in Rome.", metadata=meta)) == {F("location", "rome")}
+    assert facts_of(run("I live in Rome.", metadata=meta)) == {F("location", "Rome")}
 
 
 # -- properties -----------------------------------------------------------------------------------------------

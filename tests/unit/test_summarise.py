@@ -152,3 +152,22 @@ def test_the_prompt_is_bounded(n: int) -> None:
     assert "statement 0 " in user
     assert f"statement {LLM_MAX_TEXTS} " not in user
     assert len(user) < 50_000
+
+
+def test_a_member_that_states_speaks_before_one_that_asks() -> None:
+    # The most central member is a question: the memory says what another member states (issue 27).
+    zh = ["去云南要带厚衣服吗？听说早晚温差大", "国庆想去云南玩一周"]
+    en = [
+        "Recommend me some science fiction like Le Guin?",
+        "I love sci-fi novels, especially Ursula K. Le Guin.",
+    ]
+    assert extractive_summary(zh, [0, 1]) == "国庆想去云南玩一周。"
+    assert extractive_summary(en, [0, 1]) == "I love sci-fi novels, especially Ursula K. Le Guin."
+
+
+def test_only_questions_still_give_a_text() -> None:
+    assert extractive_summary(["any tips for Lisbon?", "what to pack?"], [0, 1]) == "any tips for Lisbon?"
+
+
+def test_initials_and_titles_do_not_end_a_sentence() -> None:
+    assert lead_sentence("Dr. Lee said v2.1 is fine. Then more.") == "Dr. Lee said v2.1 is fine."

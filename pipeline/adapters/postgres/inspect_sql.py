@@ -37,7 +37,8 @@ _EPISODES = """
            e.ts AS valid_from, NULL::timestamptz AS valid_to, e.session_id, e.role, e.source,
            e.quality, e.cold_reason, e.access_count, e.last_accessed, e.consolidated, e.merged_into,
            array_prepend(e.turn_id, e.merged_turn_ids) AS turn_ids, NULL::int AS version,
-           NULL::bigint AS previous_id, NULL::text AS method
+           NULL::bigint AS previous_id, NULL::text AS method,
+           NULL::timestamptz AS first_said, NULL::timestamptz AS last_said
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u
 """
@@ -50,8 +51,11 @@ _SEMANTIC = """
            ARRAY(SELECT x FROM semantic_members sm JOIN episodes e2 ON e2.id = sm.episode_id,
                  unnest(array_prepend(e2.turn_id, e2.merged_turn_ids)) AS x WHERE sm.memory_id = m.id)
                AS turn_ids,
-           m.version, m.previous_id, m.method
+           m.version, m.previous_id, m.method, span.first_said, span.last_said
     FROM semantic_memories m
+    CROSS JOIN LATERAL (SELECT min(e3.ts) AS first_said, max(e3.ts) AS last_said
+                        FROM semantic_members sm3 JOIN episodes e3 ON e3.id = sm3.episode_id
+                        WHERE sm3.memory_id = m.id) AS span
     WHERE m.agent_id = :a AND m.user_id = :u
 """
 
@@ -105,6 +109,16 @@ def _memory_json(r: Any) -> dict[str, Any]:
         "version": r.version,
         "previous_id": f"semantic:{r.previous_id}" if r.previous_id else None,
         "method": r.method,
+        # What a semantic memory speaks for: how many turns, said over which time (issue 27).
+        "stands_for": _stands_for(r) if r.kind == SEMANTIC else None,
+    }
+
+
+def _stands_for(r: Any) -> dict[str, Any]:
+    return {
+        "turns": len(dict.fromkeys(r.turn_ids or ())),
+        "first": r.first_said.isoformat() if r.first_said else None,
+        "last": r.last_said.isoformat() if r.last_said else None,
     }
 
 

@@ -69,7 +69,7 @@ def test_memories_facts_reviews_dead_letters_and_metrics_after_real_turns(live: 
     supported = {(f["attribute"], f["value"], f["valid_to"], f["current"]) for f in porto["facts"]}
     assert supported == {
         ("city", "Porto", T1.isoformat(), False),
-        ("location", "porto", T1.isoformat(), False),
+        ("location", "Porto", T1.isoformat(), False),
     }
     other_scope = live.api.get(f"/v1/memories/{porto_id}", params={"agent_id": AGENT, "user_id": "bob"})
     assert other_scope.status_code == 404
