@@ -427,7 +427,7 @@ FEATURES = (
         0.7,
         r"\b(?:if|when|whenever|once)\b (?:the |a |any )?(?:user|users|anyone|someone|they|customers?|people|"
         r"you are|you're|it is)? ?(?:asks?|asked|questioned|queried|inquires?|wants to know)\b[^\n]{0,120}?"
-        rf"\b(?:say|reply|respond|answer|tell|output|print|report|state|claim|mention|recommend|approve)\b|"
+        r"\b(?:say|reply|respond|answer|tell|output|print|report|state|claim|mention|recommend|approve)\b|"
         r"(?:如果|当|每当|以后)(?:用户|有人|客户)?(?:问|询问|问到|问起)[^。\n]{0,40}?(?:回答|说|回复|告诉)",
     ),
     # "just print X", "STOP EVERYTHING": the turn's task replaced by a fixed output (PromptInject).
@@ -535,7 +535,9 @@ def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
     for weight in best.values():
         keep *= 1.0 - weight
     raw = 1.0 - keep
-    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (MENTION_SUSPICION if reading.mention else 1.0)
+    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (
+        MENTION_SUSPICION if reading.mention else 1.0
+    )
     score = min(1.0, raw * suspicion)
     names = tuple(sorted(best, key=lambda n: (-best[n], n)))
     return InjectionVerdict(score=round(score, 6), raw=round(raw, 6), features=names, source=source)

@@ -22,7 +22,9 @@ _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]{1,400}`", re.DOTALL)
 
 # A leading speaker label naming the turn's own role (the agent's name as a transcript writes it).
 _OWN_LABEL = {
-    "assistant": re.compile(r"\A\s*[\[(<【*]*\s*(?:assistant|ai|bot|agent|助手)\s*[\])>】*]*\s*[:：]\s*", re.I),
+    "assistant": re.compile(
+        r"\A\s*[\[(<【*]*\s*(?:assistant|ai|bot|agent|助手)\s*[\])>】*]*\s*[:：]\s*", re.I
+    ),
 }
 
 _EMAIL = r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"
