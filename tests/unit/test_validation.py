@@ -239,7 +239,7 @@ GOOD: list[tuple[str, dict[str, Any]]] = [
     ("unicode ids", turn_fields(agent_id="agent-é", user_id="用户", session_id="sess-🙂")),
     ("every source", turn_fields(role="tool", source="external")),
     ("metadata as a dict", turn_fields(metadata={"entity": "user", "core": True, "priority": 9})),
-    ("metadata as JSON text", turn_fields(metadata='{"space": "shared", "priority": 1}')),
+    ("metadata as JSON text", turn_fields(metadata='{"space": "private", "priority": 1}')),
     ("metadata empty text", turn_fields(metadata="")),
     ("metadata None", turn_fields(metadata=None)),
     ("metadata 8 levels deep", turn_fields(metadata=nested(MAX_METADATA_DEPTH))),
