@@ -79,7 +79,7 @@ class MemoryClient:
             "content": content,
             "ts": ts.isoformat() if isinstance(ts, datetime) else ts,
             "source": source,
-            "metadata": dict(metadata) if metadata is not None else None,
+            "metadata": _metadata(metadata),
         }
         event = parse_event(fields, now=utcnow())
         if self.via_api:
@@ -120,6 +120,15 @@ class MemoryClient:
         """Merge into the session's working memory (a None slot value removes that slot, task "" clears the
         task, pending_questions replaces the list); `replace` starts from empty. Restarts the TTL."""
         _require_ids(agent_id=agent_id, user_id=user_id, session_id=session_id)
+        # Validated here through either door: the API would refuse the same, and httpx or Redis would
+        # raise a raw UnicodeEncodeError on a lone surrogate before anything is sent.
+        change = parse_change(
+            task=task,
+            slots=slots,
+            pending_questions=pending_questions,
+            replace=replace,
+            limits=self.working.limits,
+        )
         if self.via_api:
             body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "replace": replace}
             if task is not None:
@@ -129,13 +138,6 @@ class MemoryClient:
             if pending_questions is not None:
                 body["pending_questions"] = pending_questions
             return _working_memory(self._send("PATCH", _wm_path(session_id), body))
-        change = parse_change(
-            task=task,
-            slots=slots,
-            pending_questions=pending_questions,
-            replace=replace,
-            limits=self.working.limits,
-        )
         return self.working.change(agent_id, user_id, session_id, change, now=utcnow())
 
     def clear_working_memory(self, agent_id: str, user_id: str, session_id: str) -> bool:
@@ -303,6 +305,18 @@ class MemoryClient:
     def close(self) -> None:
         self.http.close()
         self.stream.client.close()
+
+
+def _metadata(metadata: object) -> dict[str, Any] | None:
+    """The metadata argument as a dict; anything but a mapping is the caller's error, said as such (dict()
+    of a list or a JSON string raised TypeError or ValueError)."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, Mapping):
+        raise InvalidTurn(
+            f"metadata: must be a mapping (a dict of JSON values), got {type(metadata).__name__}"
+        )
+    return dict(metadata)
 
 
 def _wm_path(session_id: str) -> str:

@@ -263,11 +263,13 @@ class SchedulerRunner:
 
 
 def _dedupe(turns: list[Turn]) -> list[Turn]:
-    # One INSERT cannot touch the same turn_id twice; the first occurrence wins, like ON CONFLICT.
-    seen: set[str] = set()
+    # One INSERT cannot touch the same row twice; the first occurrence wins, like ON CONFLICT. A turn id
+    # is unique within its scope only: the same id in two scopes is two turns.
+    seen: set[tuple[str, str, str]] = set()
     out: list[Turn] = []
     for t in turns:
-        if t.turn_id not in seen:
-            seen.add(t.turn_id)
+        key = (t.agent_id, t.user_id, t.turn_id)
+        if key not in seen:
+            seen.add(key)
             out.append(t)
     return out

@@ -14,6 +14,7 @@ from pipeline.core.errors import (
     InvalidValue,
     NotFound,
     RetryableError,
+    TurnIdConflict,
     Unauthenticated,
 )
 from pipeline.core.logging import get_logger
@@ -32,36 +33,31 @@ def _http_detail(request: Request, exc: StarletteHTTPException) -> str:
     return str(exc.detail)
 
 
+# The status of each refusal in the error tree, most specific first (a TurnIdConflict is an InvalidTurn).
+_STATUS: tuple[tuple[type[HindsightError], int], ...] = (
+    (TurnIdConflict, 409),
+    (InvalidTurn, 422),
+    (InvalidValue, 422),
+    (NotFound, 404),
+    (Forbidden, 403),
+)
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(InvalidTurn)
-    async def invalid(_: Request, exc: InvalidTurn) -> JSONResponse:
-        return JSONResponse({"detail": exc.reason}, status_code=422)
-
-    @app.exception_handler(InvalidValue)
-    async def invalid_value(_: Request, exc: InvalidValue) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=404)
-
     @app.exception_handler(Unauthenticated)
     async def unauthenticated(request: Request, exc: Unauthenticated) -> Response:
         if request.url.path.startswith("/ui") and request.method == "GET":
             return RedirectResponse("/ui/login", status_code=303)  # a browser: to the key form
         return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
-    @app.exception_handler(Forbidden)
-    async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=403)
-
     @app.exception_handler(RetryableError)
     async def unavailable(_: Request, exc: RetryableError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
 
     @app.exception_handler(HindsightError)
-    async def other(_: Request, exc: HindsightError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+    async def refused(_: Request, exc: HindsightError) -> JSONResponse:
+        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
+        return JSONResponse({"detail": str(exc)}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:

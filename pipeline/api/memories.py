@@ -13,13 +13,14 @@ from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps, memory_ref
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import InvalidTurn, NotFound
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import parse_ts
 
 router = APIRouter()
 STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
-AgentId = Annotated[str, Query(min_length=1, max_length=200, examples=["support-bot"])]
-UserId = Annotated[str, Query(min_length=1, max_length=200, examples=["u42"])]
+AgentId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS, examples=["support-bot"])]
+UserId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS, examples=["u42"])]
 
 MEMORY_EXAMPLE = {
     "id": "episode:12",
@@ -159,8 +160,8 @@ def get_memory(
 def list_reviews(
     deps: Deps,
     caller: Caller,
-    agent_id: Annotated[str | None, Query(max_length=200)] = None,
-    user_id: Annotated[str | None, Query(max_length=200)] = None,
+    agent_id: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
+    user_id: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     before_id: Annotated[int | None, Query(ge=1, description="the last id of the previous page")] = None,
 ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps, memory_ref
 from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import parse_ts, utcnow
 
 router = APIRouter()
@@ -29,7 +30,7 @@ class ForgetRequest(BaseModel):
     user_id: str
     hard: bool = False
     reason: str = Field(min_length=1, max_length=2000)
-    actor: str = Field("api", min_length=1, max_length=200)
+    actor: str = Field("api", min_length=1, max_length=MAX_ID_CHARS)
 
 
 class UpdateRequest(BaseModel):
@@ -54,7 +55,7 @@ class UpdateRequest(BaseModel):
     core: bool | None = None
     status: Literal["kept", "cold", "forgotten"] | None = None
     reason: str = Field(min_length=1, max_length=2000)
-    actor: str = Field("api", min_length=1, max_length=200)
+    actor: str = Field("api", min_length=1, max_length=MAX_ID_CHARS)
 
 
 @router.post("/v1/memories/{memory_id}/forget")
@@ -101,8 +102,8 @@ def update_memory(deps: Deps, caller: Caller, memory_id: str, body: UpdateReques
 def get_facts(
     deps: Deps,
     caller: Caller,
-    agent_id: Annotated[str, Query(min_length=1)],
-    user_id: Annotated[str, Query(min_length=1)],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
     entity: str | None = None,
     attribute: str | None = None,
     as_of: str | None = None,

@@ -11,7 +11,7 @@ from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps
 from pipeline.core.authz import SHARED, SYSTEM
 from pipeline.core.errors import InvalidTurn
-from pipeline.core.models import Scope
+from pipeline.core.models import MAX_ID_CHARS, Scope
 from pipeline.ingest.validation import utcnow
 from scheduler.policy import on_demand
 
@@ -28,8 +28,16 @@ class ReviewRequest(BaseModel):
     full: bool = False
 
 
+class TurnRef(BaseModel):
+    agent_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    user_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    turn_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+
+
 class ProgressRequest(BaseModel):
     turn_ids: list[str] = Field(default_factory=list, max_length=100_000)
+    # The same, each with its scope: a turn id is unique only within its scope (`hindsight ingest --wait`).
+    turns: list[TurnRef] = Field(default_factory=list, max_length=100_000)
     batch_ids: list[int] = Field(default_factory=list, max_length=100_000)
     # An `outbox_head` read earlier: how many of the index updates queued up to it still wait.
     outbox_through: int | None = Field(None, ge=0)
@@ -60,8 +68,13 @@ def progress(deps: Deps, caller: Caller, body: ProgressRequest) -> dict[str, Any
     # A key counts only what it may read: another agent's turn ids neither count nor show they exist.
     agents = None if caller.is_admin else [a for a in (caller.agent_id, SHARED, SYSTEM) if a is not None]
     out: dict[str, Any] = {}
+    if body.turn_ids and body.turns:
+        raise InvalidTurn("turn_ids and turns: give one or the other")
     if body.turn_ids:
         out["turns"] = deps.repo.turn_progress(body.turn_ids, agents)
+    if body.turns:
+        refs = [(t.agent_id, t.user_id, t.turn_id) for t in body.turns]
+        out["turns"] = deps.repo.scoped_turn_progress(refs, agents)
     if body.batch_ids:
         out["batches"] = deps.repo.batch_progress(body.batch_ids, agents)
     # Read after the batches: a batch's index updates commit with its "done", so a head read now covers them.

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from pipeline.adapters.postgres.quarantine_sql import MAX_LIST, QuarantineStore
 from pipeline.api.auth import Caller, guard
 from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
 
 router = APIRouter()
@@ -19,7 +20,7 @@ class QuarantineDecision(BaseModel):
     agent_id: str = Field(min_length=1)
     user_id: str = Field(min_length=1)
     reason: str = Field(min_length=1, max_length=2000)
-    actor: str = Field("api", min_length=1, max_length=200)
+    actor: str = Field("api", min_length=1, max_length=MAX_ID_CHARS)
 
 
 def _store(request: Request, caller: Caller) -> QuarantineStore:
@@ -43,8 +44,8 @@ def _episode_ref(memory_id: str) -> int:
 @router.get("/v1/quarantine")
 def list_quarantine(
     store: Store,
-    agent_id: Annotated[str | None, Query(min_length=1)] = None,
-    user_id: Annotated[str | None, Query(min_length=1)] = None,
+    agent_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)] = None,
+    user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = 100,
 ) -> dict[str, Any]:
     """Turns the review quarantined as instructions to the agent, with the detector's reason and score."""

@@ -11,8 +11,8 @@ from fastapi import APIRouter, Query
 from pipeline.api import working_memory
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import ApiDeps, Deps
-from pipeline.core.authz import SHARED, SYSTEM
-from pipeline.core.models import Hit
+from pipeline.core.authz import space_name
+from pipeline.core.models import MAX_ID_CHARS, Hit
 from pipeline.ingest.validation import parse_ts, utcnow
 from pipeline.recall.hybrid import recall as recall_use_case
 
@@ -43,13 +43,13 @@ def recall(
     deps: Deps,
     caller: Caller,
     q: Annotated[str, Query(min_length=1, max_length=4000, examples=["where does the user live?"])],
-    agent_id: Annotated[str, Query(min_length=1, examples=["support-bot"])],
-    user_id: Annotated[str, Query(min_length=1, examples=["u42"])],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS, examples=["support-bot"])],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS, examples=["u42"])],
     k: Annotated[int, Query(ge=1, le=100)] = 10,
     as_of: Annotated[str | None, Query(examples=["2026-11-30T12:00:00+00:00"])] = None,
     history: bool = False,
     include_cold: bool = False,
-    session_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)] = None,
     explain: bool = True,
 ) -> dict[str, Any]:
     """Ranked memories valid at `as_of` (default now); `history` keeps what newer facts superseded (ranked
@@ -112,11 +112,6 @@ def run_recall(
         _after_recall(deps, hits)
         deps.metrics.recall_latency.observe(time.perf_counter() - started)
     return [h.to_json() for h in hits]
-
-
-def space_name(agent_id: str) -> str:
-    """Which space a scope is: `shared`, `system` or an agent's `private` one."""
-    return agent_id if agent_id in (SHARED, SYSTEM) else "private"
 
 
 def _after_recall(deps: ApiDeps, hits: list[Hit]) -> None:

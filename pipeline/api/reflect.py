@@ -13,6 +13,7 @@ from pipeline.api import working_memory
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import ApiDeps
 from pipeline.api.recall_route import run_recall
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import parse_ts
 from pipeline.recall import reflect as reflect_use_case
 from pipeline.review.llm_tasks import JSONCompleter
@@ -23,9 +24,9 @@ _llm_lock = threading.Lock()
 
 class ReflectRequest(BaseModel):
     goal: str = Field(min_length=1, max_length=2000)
-    agent_id: str = Field(min_length=1, max_length=256)
-    user_id: str = Field(min_length=1, max_length=256)
-    session_id: str | None = Field(None, min_length=1, max_length=256)
+    agent_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    user_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    session_id: str | None = Field(None, min_length=1, max_length=MAX_ID_CHARS)
     k: int = Field(10, ge=1, le=50, description="related memories to consider")
     as_of: str | None = Field(None, description="ISO-8601; review the memory as it was then")
 

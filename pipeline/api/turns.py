@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.api import working_memory
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps
-from pipeline.core.errors import InvalidTurn
+from pipeline.core.errors import InvalidTurn, TurnIdConflict
 from pipeline.ingest import session_end
-from pipeline.ingest.validation import encode_event, parse_event, utcnow
+from pipeline.ingest.validation import RepeatedTurnIds, encode_event, parse_event, utcnow
 
 MAX_TURNS_PER_REQUEST = 1000
 router = APIRouter()
@@ -58,6 +58,7 @@ TURN_EXAMPLE = {
                 }
             }
         },
+        409: {"description": "two different turns of one scope under one turn_id in this request"},
     },
 )
 def post_turns(
@@ -75,14 +76,19 @@ def post_turns(
     if len(items) > MAX_TURNS_PER_REQUEST:
         raise InvalidTurn(f"body: at most {MAX_TURNS_PER_REQUEST} turns per request, got {len(items)}")
     now = utcnow()
-    events, errors = [], []
+    events, errors, conflicts = [], [], []
+    repeats = RepeatedTurnIds()
     for i, item in enumerate(items):
         try:
-            events.append(parse_event(item, now=now))
+            event = parse_event(item, now=now)
+            repeats.check(event, f"item {i}")
+            events.append(event)
+        except TurnIdConflict as exc:
+            conflicts.append({"index": i, "reason": exc.reason})
         except InvalidTurn as exc:
             errors.append({"index": i, "reason": exc.reason})
-    if errors:
-        return _invalid(errors)  # type: ignore[return-value]
+    if errors or conflicts:  # a bad item is the plainer fault: 422 before 409
+        return _invalid(errors or conflicts, 422 if errors else 409)  # type: ignore[return-value]
     for e in events:  # all or nothing here too: one turn for a scope the key may not write refuses the lot
         guard(caller, getattr(e, "agent_id", None), getattr(e, "user_id", None), "write")
     deps.stream.add_many([encode_event(e) for e in events])
@@ -99,8 +105,8 @@ def end_session(deps: Deps, caller: Caller, body: SessionEndRequest) -> dict[str
     return {"accepted": 1, "slots_handed_over": slots}
 
 
-def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+def _invalid(errors: list[dict[str, Any]], status: int = 422) -> JSONResponse:
     first = errors[0]
     return JSONResponse(
-        {"detail": f"item {first['index']}: {first['reason']}", "errors": errors[:100]}, status_code=422
+        {"detail": f"item {first['index']}: {first['reason']}", "errors": errors[:100]}, status_code=status
     )

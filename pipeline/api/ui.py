@@ -21,6 +21,7 @@ from pipeline.api.deps import Deps, memory_ref
 from pipeline.api.recall_route import run_recall
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import NotFound, Unauthenticated
+from pipeline.core.models import MAX_ID_CHARS
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -102,8 +103,8 @@ def scope(
     request: Request,
     deps: Deps,
     caller: Caller,
-    agent_id: Annotated[str, Query(min_length=1, max_length=200)],
-    user_id: Annotated[str, Query(min_length=1, max_length=200)],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
     kind: Text = None,
     status: Text = None,
     contains: Text = None,
@@ -151,8 +152,8 @@ def memory(
     deps: Deps,
     caller: Caller,
     memory_id: str,
-    agent_id: Annotated[str, Query(min_length=1)],
-    user_id: Annotated[str, Query(min_length=1)],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
 ) -> HTMLResponse:
     guard(caller, agent_id, user_id, "read")
     kind, ref = memory_ref(memory_id)
@@ -167,8 +168,8 @@ def fact_chain(
     request: Request,
     deps: Deps,
     caller: Caller,
-    agent_id: Annotated[str, Query(min_length=1)],
-    user_id: Annotated[str, Query(min_length=1)],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
     entity: Annotated[str, Query(min_length=1)],
     attribute: Annotated[str, Query(min_length=1)],
 ) -> HTMLResponse:

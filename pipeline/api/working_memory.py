@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from pipeline.adapters.working_memory_redis import RedisWorkingMemory
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import ApiDeps, Deps
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
 from pipeline.ingest.working_memory import parse_change
 
@@ -17,7 +18,7 @@ router = APIRouter(tags=["working memory"])
 PATH = "/v1/sessions/{session_id}/working-memory"
 
 
-Id = Annotated[str, Query(min_length=1, max_length=256)]
+Id = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)]
 
 
 def store(deps: ApiDeps) -> RedisWorkingMemory:
@@ -31,8 +32,8 @@ def state_json(deps: ApiDeps, agent_id: str, user_id: str, session_id: str) -> d
 
 
 class WorkingMemoryChange(BaseModel):
-    agent_id: str = Field(min_length=1, max_length=256)
-    user_id: str = Field(min_length=1, max_length=256)
+    agent_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    user_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     task: str | None = Field(None, description='the current task; "" clears it')
     slots: dict[str, str | None] | None = Field(
         None, description="confirmed slots to set; a null value removes that slot"

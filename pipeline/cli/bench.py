@@ -10,9 +10,13 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.support import example, fail, load_settings, out
+from pipeline.cli.support import example, fail, load_settings
+from pipeline.cli.terminal import SafeConsole
 from pipeline.core.config import EMBEDDING_BACKENDS
 from pipeline.core.logging import configure_logging
+
+# The benches colour their own reports with markup; what they print is still stripped of terminal controls.
+out = SafeConsole(markup=True)
 
 bench_app = typer.Typer(
     no_args_is_help=True,

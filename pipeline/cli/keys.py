@@ -83,7 +83,7 @@ def list_keys(
             r["last_used_at"] or "",
             r["note"] or "",
         )
-    out.print(table)
+    out.print_wide(table)  # dates whole, even past 80 columns
 
 
 @keys_app.command("revoke", epilog=example("hindsight keys revoke 1a2b3c4d"))

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.cli.support import call, emit_json, err, example, fail, http_client, load_settings, out
+from pipeline.cli.terminal import safe
+from pipeline.core.errors import Forbidden
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
 
@@ -34,7 +36,8 @@ def ingest(
     with http_client(settings) as client:
         result = ingest_file(
             file,
-            post=lambda items: call(client, "POST", "/v1/turns", json=items),
+            # A refused request raises, so that ingest_file finds and reports the refused lines by number.
+            post=lambda items: call(client, "POST", "/v1/turns", json=items, refusals=True),
             chunk=chunk,
             # A request ends before the API's body limit (the API's own setting, read here): long turns
             # would otherwise make a 500-turn chunk a 413.
@@ -42,11 +45,13 @@ def ingest(
             console=err,
         )
         for line_no, reason in result.rejected:
-            err.print(f"[yellow]{file}:{line_no}:[/yellow] {reason}", highlight=False)
+            err.print(
+                f"[yellow]{safe(file)}:{line_no}:[/yellow] {safe(reason)}", highlight=False, markup=True
+            )
         if not as_json:
             out.print(f"pushed {result.pushed} turns ({len(result.rejected)} lines rejected)")
-        if wait and result.turn_ids:
-            _wait_reviewed(client, result.turn_ids, timeout, quiet=as_json)
+        if wait and result.turns:
+            _wait_reviewed(client, result.turns, timeout, quiet=as_json)
     if as_json:
         emit_json(
             {
@@ -64,26 +69,41 @@ def _progress() -> Progress:
     return Progress(*columns, console=err, transient=True)
 
 
-def _wait_reviewed(client: httpx.Client, turn_ids: list[str], timeout: float, *, quiet: bool = False) -> None:
+def _wait_reviewed(
+    client: httpx.Client, turns: list[tuple[str, str, str]], timeout: float, *, quiet: bool = False
+) -> None:
     deadline = time.monotonic() + timeout
-    total = len(turn_ids)
+    total = len(set(turns))
+    ask = {"turns": [{"agent_id": a, "user_id": u, "turn_id": t} for a, u, t in turns]}
     asked = False
     with _progress() as bar:
         task = bar.add_task("reviewed and indexed", total=total)
         while True:
-            progress = call(client, "POST", "/v1/progress", json={"turn_ids": turn_ids})["turns"]
+            progress = call(client, "POST", "/v1/progress", json=ask)["turns"]
             bar.update(task, completed=progress["indexed"])
             if progress["indexed"] >= total:
                 break
             if progress["received"] >= total and not asked:
                 # Everything is stored: review it now rather than wait for the batch or idle trigger.
-                call(client, "POST", "/v1/review", json={})
+                _review_now(client, list(dict.fromkeys((a, u) for a, u, _ in turns)))
                 asked = True
             if time.monotonic() > deadline:
                 fail(f"timed out after {timeout:.0f}s: {progress}")
             time.sleep(0.5)
     if not quiet:
         out.print(f"all {total} turns reviewed and indexed")
+
+
+def _review_now(client: httpx.Client, scopes: list[tuple[str, str]]) -> None:
+    """Review what is pending in these scopes now: every scope at once with an operator's key, else scope by
+    scope (an agent's key may have its own scopes reviewed, not every scope)."""
+    try:
+        call(client, "POST", "/v1/review", json={}, refusals=True)
+        return
+    except Forbidden:
+        pass
+    for agent_id, user_id in scopes:
+        call(client, "POST", "/v1/review", json={"agent_id": agent_id, "user_id": user_id})
 
 
 def recall(

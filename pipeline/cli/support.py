@@ -8,14 +8,16 @@ from typing import Any, NoReturn
 
 import httpx
 import typer
-from rich.console import Console
 
+from pipeline.cli.terminal import SafeConsole, safe
 from pipeline.core.config import Settings, get_settings
+from pipeline.core.errors import Forbidden, InvalidTurn, TurnIdConflict
 from pipeline.core.logging import configure_logging
 
-out = Console()
+# Every command prints through these: stored text is shown, never obeyed as markup or terminal controls.
+out = SafeConsole()
 # soft_wrap: a failure is one line however narrow the terminal (scripts grep it).
-err = Console(stderr=True, soft_wrap=True)
+err = SafeConsole(stderr=True, soft_wrap=True)
 
 
 def load_settings() -> Settings:
@@ -32,8 +34,8 @@ def example(*lines: str) -> str:
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print `error: <one line>` on stderr and exit non-zero."""
-    one_line = " ".join(str(message).split())
-    err.print(f"[red]error:[/red] {one_line}", highlight=False, markup=True)
+    one_line = " ".join(str(message).split())  # an API error may quote stored text: safe() below
+    err.print(f"[red]error:[/red] {safe(one_line)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 
@@ -52,8 +54,15 @@ def http_client(settings: Settings) -> httpx.Client:
     return httpx.Client(base_url=settings.api_url, timeout=60.0, headers=headers)
 
 
-def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
-    """One API call; a failure ends the command with a one-line reason (exit 2: API unreachable)."""
+# Refusals of what was asked (not of who asks, nor of the API's state), as the error tree names them.
+_REFUSALS: dict[int, type[Exception]] = {403: Forbidden, 409: TurnIdConflict, 422: InvalidTurn}
+
+
+def call(client: httpx.Client, method: str, path: str, *, refusals: bool = False, **kwargs: Any) -> Any:
+    """One API call; a failure ends the command with a one-line reason (exit 2: API unreachable).
+
+    `refusals`: a 403, 409 or 422 raises Forbidden, TurnIdConflict or InvalidTurn instead, for a caller
+    that goes on with the rest (`ingest`: a line the key may not write)."""
     try:
         response = client.request(method, path, **kwargs)
     except httpx.TransportError as exc:
@@ -67,5 +76,8 @@ def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
             detail = response.json().get("detail")
         except ValueError:
             detail = response.text[:500]
+        refusal = _REFUSALS.get(response.status_code) if refusals else None
+        if refusal is not None:
+            raise refusal(f"{response.status_code} {detail}")
         fail(f"{method} {path}: {response.status_code} {detail}")
     return response.json()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.core.errors import ConfigError, Forbidden, InvalidValue, Unauthenticated
+from pipeline.core.models import MAX_ID_CHARS
 
 SHARED = "shared"
 SYSTEM = "system"
@@ -80,12 +81,17 @@ def secret_matches(secret: str, stored_hash: str) -> bool:
 
 def check_agent_id(agent_id: str) -> None:
     """Keys belong to an agent; the reserved spaces are no agent's own."""
-    if not agent_id.strip() or len(agent_id) > 200:
-        raise InvalidValue("agent: expected 1 to 200 characters")
+    if not agent_id.strip() or len(agent_id) > MAX_ID_CHARS:
+        raise InvalidValue(f"agent: expected 1 to {MAX_ID_CHARS} characters")
     if agent_id in RESERVED_AGENTS:
         raise InvalidValue(
             f"agent: {agent_id!r} is a reserved space, not an agent (use --write-shared or --admin)"
         )
+
+
+def space_name(agent_id: str) -> str:
+    """Which space a scope's agent_id is: `shared`, `system` or an agent's `private` one."""
+    return agent_id if agent_id in RESERVED_AGENTS else "private"
 
 
 def space_of(principal: Principal, agent_id: str) -> Space:
@@ -124,7 +130,7 @@ def authorize(principal: Principal, agent_id: str | None, user_id: str | None, a
         raise Forbidden(
             f"{who} may read the system space but not write it (operators write it with an admin key)"
         )
-    raise Forbidden(f"{who} may not {action} agent {agent_id!r}'s memories")
+    raise Forbidden(f"{who} may not {action} the memories of agent {agent_id!r}")
 
 
 # Turns the detector quarantined are instructions aimed at the agent: a person reviews them (an operator's

@@ -23,6 +23,10 @@ class InvalidTurn(PermanentError):
         self.reason = reason
 
 
+class TurnIdConflict(InvalidTurn):
+    """One request or file holds two different turns under one turn id of one scope (HTTP 409)."""
+
+
 class InvalidValue(PermanentError):
     """A value the store cannot hold (a NUL character in a text, an id beyond 64 bits): the caller's fault."""
 

@@ -11,6 +11,9 @@ Source = Literal["user", "agent", "tool", "external"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 SOURCES: tuple[str, ...] = ("user", "agent", "tool", "external")
 SPACES: tuple[str, ...] = ("private", "shared", "system")
+# The longest agent_id, user_id, session_id or turn_id, through every door (validation, HTTP parameters,
+# MCP tools, the actor of an audited change): an id one door takes must be usable at every other.
+MAX_ID_CHARS = 256
 
 # What a stored memory is: in index_outbox.kind, an index point's payload ("kind") and a memory id
 # ("episode:12").

@@ -10,10 +10,19 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.core.errors import InvalidTurn
-from pipeline.core.models import DEFAULT_SOURCE, ROLES, SOURCES, SPACES, SessionEnd, StreamEvent, Turn
+from pipeline.core.authz import space_name
+from pipeline.core.errors import InvalidTurn, TurnIdConflict
+from pipeline.core.models import (
+    DEFAULT_SOURCE,
+    MAX_ID_CHARS,
+    ROLES,
+    SOURCES,
+    SPACES,
+    SessionEnd,
+    StreamEvent,
+    Turn,
+)
 
-MAX_ID_CHARS = 256
 # A turn's text: a long assistant reply with code runs to tens of KB. Review embeds what is past the
 # model's first window as passages (pipeline/review/passages.py); BM25 reads all of it.
 MAX_CONTENT_BYTES = 256 * 1024
@@ -118,6 +127,27 @@ def _check_known_metadata(meta: dict[str, Any]) -> None:
             raise InvalidTurn("metadata.priority: must be an integer 1..9")
 
 
+def _check_space(meta: dict[str, Any], agent_id: str) -> dict[str, Any]:
+    """`metadata.space` (DESIGN §3) states the space the writer means; the agent_id is what puts the turn
+    there (README, Access control). A statement that disagrees is refused rather than silently ignored:
+    the turn would land in a space its writer did not mean."""
+    stated = meta.get("space")
+    actual = space_name(agent_id)
+    if stated is not None and stated != actual:
+        where = (
+            "agent_id 'shared'"
+            if stated == "shared"
+            else "agent_id 'system'"
+            if stated == "system"
+            else ("an agent's own agent_id")
+        )
+        raise InvalidTurn(
+            f"metadata.space: {stated!r}, but agent_id {agent_id!r} is the {actual} space "
+            f"(a turn goes to the {stated} space with {where})"
+        )
+    return meta
+
+
 def _content(fields: Mapping[str, Any]) -> str:
     content = _text(fields, "content")
     assert content is not None
@@ -177,7 +207,7 @@ def parse_event(fields: Mapping[str, Any], *, now: datetime, require_ts: bool = 
         content=_content(fields),
         ts=ts,
         source=source,
-        metadata=parse_metadata(fields.get("metadata")),
+        metadata=_check_space(parse_metadata(fields.get("metadata")), agent_id),
     )
 
 
@@ -201,6 +231,31 @@ def encode_event(event: StreamEvent) -> dict[str, str]:
         "source": event.source,
         "metadata": json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":")),
     }
+
+
+class RepeatedTurnIds:
+    """Refuses a turn id that its scope already used earlier in one request or file for another turn.
+
+    A turn id is the idempotency key within its scope: the scheduler stores the first turn with an id and
+    skips the rest, so two different turns under one id would silently lose one. The same id with the
+    same turn again is a retry and passes.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str, str], tuple[str, str]] = {}  # key -> (where, fingerprint)
+
+    def check(self, event: StreamEvent, where: str) -> None:
+        """Raises TurnIdConflict naming the id and where it was first used; `where` names this one."""
+        if not isinstance(event, Turn):
+            return
+        key = (event.agent_id, event.user_id, event.turn_id)
+        fingerprint = json.dumps(encode_event(event), sort_keys=True, ensure_ascii=False)
+        first = self._seen.setdefault(key, (where, fingerprint))
+        if first[1] != fingerprint:
+            raise TurnIdConflict(
+                f"turn_id {event.turn_id!r}: already used by {first[0]} for a different turn of this scope "
+                "(the same id with the same turn is a retry; another turn needs an id of its own)"
+            )
 
 
 def decode_stream_fields(raw: Mapping[bytes | str, bytes | str]) -> dict[str, str]:

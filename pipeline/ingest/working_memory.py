@@ -135,6 +135,10 @@ def _text(name: str, value: object, limits: Limits) -> str:
         raise InvalidTurn(f"{name}: longer than {limits.max_chars} characters")
     if "\x00" in value:
         raise InvalidTurn(f"{name}: contains a NUL character")
+    try:  # a lone surrogate ("\ud800" in JSON) is a Python str that Redis cannot store as UTF-8
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidTurn(f"{name}: not valid UTF-8 (lone surrogate)") from None
     return value
 
 

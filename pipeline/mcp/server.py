@@ -7,6 +7,7 @@ server.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from pydantic import Field
 
 from pipeline import __version__
 from pipeline.core.errors import HindsightError
+from pipeline.core.models import MAX_ID_CHARS
 from pipeline.mcp import results
 from pipeline.mcp.gateway import ApiGateway
 
@@ -28,9 +30,9 @@ INSTRUCTIONS = (
     "background review turns confirmed slots into facts. memory_reflect reviews memory against a goal."
 )
 
-AgentId = Annotated[str, Field(min_length=1, max_length=256, description="the agent (service) id")]
-UserId = Annotated[str, Field(min_length=1, max_length=256, description="the end user's id")]
-SessionId = Annotated[str, Field(min_length=1, max_length=256, description="the conversation's id")]
+AgentId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="the agent (service) id")]
+UserId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="the end user's id")]
+SessionId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="the conversation's id")]
 MemoryId = Annotated[str, Field(description="'episode:<n>' or 'semantic:<n>', as recall and list return")]
 Reason = Annotated[str, Field(min_length=1, max_length=2000, description="why (kept in the audit log)")]
 AsOf = Annotated[str | None, Field(description="ISO-8601 time with offset; default now")]
@@ -319,8 +321,25 @@ TOOLS = (
 )
 
 
+# pydantic ends each argument error with a link to its docs: noise for the model and the person reading.
+_PYDANTIC_URL = re.compile(r"\n[ \t]*For further information visit https://errors\.pydantic\.dev/\S*")
+
+
+class HindsightServer(MCPServer):
+    """The SDK's server, with argument errors that end with the reason rather than pydantic's URL."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cleaned = _PYDANTIC_URL.sub("", str(exc))
+            if cleaned == str(exc):
+                raise
+            raise type(exc)(cleaned) from exc.__cause__  # the cause: the SDK logs only its field names
+
+
 def build_server(gateway: ApiGateway) -> MCPServer:
-    server: MCPServer = MCPServer(name="hindsight", version=__version__, instructions=INSTRUCTIONS)
+    server: MCPServer = HindsightServer(name="hindsight", version=__version__, instructions=INSTRUCTIONS)
     tools = MemoryTools(gateway)
     for name in TOOLS:
         server.add_tool(getattr(tools, name), name=name)

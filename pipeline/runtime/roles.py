@@ -130,9 +130,11 @@ def run_api(settings: Settings, *, run_indexer: bool) -> None:
     import uvicorn
 
     from pipeline.api.app import create_app
+    from pipeline.api.http_server import server_config
 
     app = create_app(build_api_deps(settings, run_indexer=run_indexer))
-    uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="warning")
+    config = server_config(app, host=settings.api_host, port=settings.api_port, log_level="warning")
+    uvicorn.Server(config).run()
 
 
 def run_indexer(settings: Settings) -> None:

@@ -120,5 +120,6 @@ def _print_summary(console: Console, settings: Settings, urls: dict[str, str], d
     console.print(table)
     console.print(
         "try: [bold]hindsight ingest examples/turns.jsonl --wait[/bold] then "
-        "[bold]hindsight recall 'where does Ana live' --agent demo --user ana[/bold]   (Ctrl-C stops)"
+        "[bold]hindsight recall 'where does Ana live' --agent demo --user ana[/bold]   (Ctrl-C stops)",
+        markup=True,  # our own words; the CLI's consoles read no markup unless asked
     )

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
+from pipeline.api.http_server import server_config
 from pipeline.client import MemoryClient
 from tests.helpers import wait_until
 from tests.integration.harness import Stack, WorkerProcess, api_deps, make_settings
@@ -27,7 +28,7 @@ from tests.integration.harness import Stack, WorkerProcess, api_deps, make_setti
 @contextmanager
 def serve(app: FastAPI) -> Iterator[str]:
     """Serve `app` on 127.0.0.1:<free port> in a thread; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, name="live-api", daemon=True)
     thread.start()
     wait_until(lambda: server.started, timeout=30, what="uvicorn to listen")

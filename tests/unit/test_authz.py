@@ -23,6 +23,7 @@ from pipeline.core.authz import (
     secret_matches,
 )
 from pipeline.core.errors import ConfigError, Forbidden, InvalidValue, Unauthenticated
+from pipeline.core.models import MAX_ID_CHARS
 
 AGENT = Principal(agent_id="a", key_prefix="aaaaaaaa")
 WRITER = Principal(agent_id="a", can_write_shared=True, key_prefix="bbbbbbbb")
@@ -93,7 +94,7 @@ def test_malformed_keys_are_unauthenticated(token: str) -> None:
         parse_key(token)
 
 
-@pytest.mark.parametrize("agent_id", ["shared", "system", "", " ", "x" * 201])
+@pytest.mark.parametrize("agent_id", ["shared", "system", "", " ", "x" * (MAX_ID_CHARS + 1)])
 def test_keys_cannot_be_made_for_reserved_or_empty_agents(agent_id: str) -> None:
     with pytest.raises(InvalidValue):
         check_agent_id(agent_id)

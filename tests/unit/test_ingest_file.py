@@ -277,3 +277,67 @@ def test_the_cli_shows_a_transient_bar_and_pushes_the_same(tmp_path: Path) -> No
     result = ingest_progress.ingest_file(path, post=post, chunk=2, console=console)
     assert [len(c) for c in post.chunks] == [2, 2, 1]
     assert result.turn_ids == [f"t{i}" for i in range(5)]
+
+
+# -- issue 29: a BOM, an overlong line, a reused id, a refused request --------------------------------
+
+
+def test_a_utf8_bom_before_line_1_is_not_a_bad_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [b"\xef\xbb\xbf" + json.dumps(turn("t1")).encode(), turn("t2")])
+    result, _ = ingest(path, 10)
+    assert result.rejected == []
+    assert result.turn_ids == ["t1", "t2"]
+
+
+def test_an_overlong_line_is_refused_by_number_after_reading_at_most_the_cap(tmp_path: Path) -> None:
+    import tracemalloc
+
+    huge = json.dumps(turn("big", content="x" * (30 * 1024 * 1024)))  # 30 MB on one line
+    path = write(tmp_path / "t.jsonl", [turn("t1"), huge, turn("t3")])
+    tracemalloc.start()
+    try:
+        rows = list(read_jsonl(path, max_line_bytes=64 * 1024))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(n, item is not None) for n, item, _ in rows] == [(1, True), (2, False), (3, True)]
+    assert rows[1][2] == "line longer than 65536 bytes (not read further)"
+    assert peak < 4 * 1024 * 1024, peak  # the line was never held whole (it is 30 MB)
+    result = ingest_file(path, post=FakePost(), chunk=10, max_bytes=64 * 1024)
+    assert result.turn_ids == ["t1", "t3"]
+    assert [n for n, _ in result.rejected] == [2]
+
+
+def test_a_turn_id_reused_for_another_turn_of_the_scope_is_a_bad_line(tmp_path: Path) -> None:
+    lines: list[bytes | str | dict[str, Any]] = [
+        turn("t1"),
+        turn("t1"),  # the same turn again: a retry, fine
+        turn("t1", content="something else"),
+        turn("t1", agent_id="agent-2", content="another scope's t1"),  # another scope: its own id
+    ]
+    result, _ = ingest(write(tmp_path / "t.jsonl", lines), 10)
+    assert [n for n, _ in result.rejected] == [3]
+    assert "turn_id 't1': already used by line 1 for a different turn" in result.rejected[0][1]
+    assert result.turns == [("agent-1", "user-1", "t1")] * 2 + [("agent-2", "user-1", "t1")]
+
+
+class RefusingPost(FakePost):
+    """The API's all-or-nothing: a request holding a turn of agent-2 is refused whole (403)."""
+
+    def __call__(self, items: list[dict[str, Any]]) -> None:
+        from pipeline.core.errors import Forbidden
+
+        if any(i.get("agent_id") == "agent-2" for i in items):
+            raise Forbidden("403 the key may not write the memories of agent 'agent-2'")
+        super().__call__(items)
+
+
+def test_a_refused_request_stores_its_good_lines_and_reports_the_refused_ones(tmp_path: Path) -> None:
+    lines: list[bytes | str | dict[str, Any]] = [turn(f"t{i}") for i in range(6)]
+    lines.insert(3, turn("foreign", agent_id="agent-2"))
+    post = RefusingPost()
+    result = ingest_file(write(tmp_path / "t.jsonl", lines), post=post, chunk=500)
+    assert result.pushed == 6
+    assert [i["turn_id"] for c in post.chunks for i in c] == [f"t{i}" for i in range(6)]
+    assert result.rejected == [(4, "403 the key may not write the memories of agent 'agent-2'")]
+    assert result.scopes == [("agent-1", "user-1")]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.core.authz import space_name
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, ROLES, SOURCES, SPACES, SessionEnd, Turn
 from pipeline.ingest.validation import (
@@ -239,7 +241,7 @@ GOOD: list[tuple[str, dict[str, Any]]] = [
     ("unicode ids", turn_fields(agent_id="agent-é", user_id="用户", session_id="sess-🙂")),
     ("every source", turn_fields(role="tool", source="external")),
     ("metadata as a dict", turn_fields(metadata={"entity": "user", "core": True, "priority": 9})),
-    ("metadata as JSON text", turn_fields(metadata='{"space": "shared", "priority": 1}')),
+    ("metadata as JSON text", turn_fields(metadata='{"space": "private", "priority": 1}')),
     ("metadata empty text", turn_fields(metadata="")),
     ("metadata None", turn_fields(metadata=None)),
     ("metadata 8 levels deep", turn_fields(metadata=nested(MAX_METADATA_DEPTH))),
@@ -433,6 +435,11 @@ _turns = st.builds(
     ts=_aware,
     source=st.sampled_from(SOURCES),
     metadata=_metadata,
+).map(
+    # A valid turn's metadata.space names the space its agent_id is.
+    lambda t: (
+        replace(t, metadata={**t.metadata, "space": space_name(t.agent_id)}) if "space" in t.metadata else t
+    )
 )
 _ends = st.builds(SessionEnd, agent_id=_ids, user_id=_ids, session_id=_ids, ts=_aware)
 

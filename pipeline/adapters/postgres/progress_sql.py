@@ -20,7 +20,8 @@ class ProgressQueries(OutboxQueries):
     ) -> dict[str, int]:
         """How far these turns got: received (an episode exists), reviewed, indexed (nothing left in the outbox).
 
-        `agent_ids`: count only the turns of these agents (a key's readable spaces); None counts all."""
+        `agent_ids`: count only the turns of these agents (a key's readable spaces); None counts all. An id
+        used by several scopes counts once per scope: scoped_turn_progress names the scope of each."""
         sql = text(
             """
             SELECT count(*) AS received,
@@ -34,6 +35,33 @@ class ProgressQueries(OutboxQueries):
         agents = None if agent_ids is None else list(agent_ids)
         with translate_errors(), self.engine.connect() as conn:
             row = conn.execute(sql, {"ids": list(turn_ids), "agents": agents}).one()
+            return {"received": row.received, "reviewed": row.reviewed, "indexed": row.indexed}
+
+    def scoped_turn_progress(
+        self, turns: Sequence[tuple[str, str, str]], agent_ids: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """turn_progress for (agent_id, user_id, turn_id) triples: a turn id is unique only within its
+        scope, so these count each turn once whichever other scopes use the same id."""
+        sql = text(
+            """
+            SELECT count(*) AS received,
+                   count(*) FILTER (WHERE e.reviewed_at IS NOT NULL) AS reviewed,
+                   count(*) FILTER (WHERE e.reviewed_at IS NOT NULL AND NOT EXISTS (
+                       SELECT 1 FROM index_outbox o WHERE o.kind = 'episode' AND o.ref_id = e.id)) AS indexed
+            FROM (SELECT DISTINCT * FROM unnest(CAST(:a AS text[]), CAST(:u AS text[]), CAST(:t AS text[])))
+                 AS k(agent_id, user_id, turn_id)
+            JOIN episodes e ON e.agent_id = k.agent_id AND e.user_id = k.user_id AND e.turn_id = k.turn_id
+            WHERE CAST(:agents AS text[]) IS NULL OR e.agent_id = ANY(:agents)
+            """
+        )
+        params = {
+            "a": [t[0] for t in turns],
+            "u": [t[1] for t in turns],
+            "t": [t[2] for t in turns],
+            "agents": None if agent_ids is None else list(agent_ids),
+        }
+        with translate_errors(), self.engine.connect() as conn:
+            row = conn.execute(sql, params).one()
             return {"received": row.received, "reviewed": row.reviewed, "indexed": row.indexed}
 
     def batch_progress(

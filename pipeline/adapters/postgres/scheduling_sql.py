@@ -32,7 +32,7 @@ class SchedulingQueries(SqlStore):
         session_ends: Sequence[SessionEnd],
         prescreened: Sequence[bool] | None = None,
     ) -> int:
-        """Store turns as pending episodes (a turn_id seen before is skipped) and mark sessions ended.
+        """Store turns as pending episodes (a turn_id its scope has seen before is skipped) and mark sessions ended.
 
         `prescreened[i]`: the write-side injection screen passed turns[i], so it is recallable before its
         review; each new one is queued for the indexer (which embeds it) in the same transaction. Without
@@ -219,7 +219,7 @@ _INGEST = text(
         CAST(:ts AS timestamptz[]), CAST(:source AS varchar[]), CAST(:metadata AS jsonb[]),
         CAST(:priority AS smallint[]), CAST(:prescreened AS boolean[])
     )
-    ON CONFLICT (turn_id) DO NOTHING
+    ON CONFLICT (agent_id, user_id, turn_id) DO NOTHING
     RETURNING id, prescreened
     """
 )

@@ -62,7 +62,7 @@ class Episode(Base):
 
     __tablename__ = "episodes"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    turn_id: Mapped[str] = mapped_column(Text, unique=True)
+    turn_id: Mapped[str] = mapped_column(Text)  # unique within its scope: ux_episodes_scope_turn (0018)
     agent_id: Mapped[str] = mapped_column(Text)
     user_id: Mapped[str] = mapped_column(Text)
     session_id: Mapped[str] = mapped_column(Text)
@@ -111,6 +111,8 @@ class Episode(Base):
     full_batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id"))
 
     __table_args__ = (
+        # A turn id is the client's idempotency key within its scope; another scope may use the same id.
+        Index("ux_episodes_scope_turn", "agent_id", "user_id", "turn_id", unique=True),  # 0018
         Index("ix_episodes_session_order", "agent_id", "user_id", "session_id", "ts", "id"),  # 0014
         # The scheduler's backlog query only ever looks at episodes not yet through a full review.
         Index(
