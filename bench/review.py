@@ -406,19 +406,17 @@ def consolidation_path(
         consolidation.Point(ep.id, (ep.turn_id,), ep.content, ep.ts, vectors[ep.id], 0.5) for ep in tail
     ]
     points = batch_points + inputs.points[: max(config.cluster_limit - len(batch_points), 0)]
-    facts: dict[str, set[str]] = {}
-    for key, turn_ids in inputs.fact_groups:
-        facts.setdefault(key, set()).update(turn_ids)
+    facts = {state.key: (state, set(turn_ids)) for state, turn_ids in inputs.fact_groups}
     open_memories = inputs.open_memories
     steps = {"load": _ms(t0)}
 
     t1 = time.perf_counter()
     matrix = np.stack([p.vector for p in points])
-    groups = consolidation.fact_groups(points, facts, config.cluster.min_cluster_size)
-    grouped = {i for g in groups for i in g}
+    groups = consolidation.fact_groups(points, facts)
+    grouped = {i for _, g in groups for i in g}
     rest = [i for i in range(len(points)) if i not in grouped]
     found, _ = clustering.cluster(matrix[rest], config.cluster) if len(rest) >= 2 else ([], rest)
-    clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
+    clusters = [list(g) for _, g in groups] + [[rest[i] for i in c.members] for c in found]
     ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
     steps["cluster"] = _ms(t1)
 

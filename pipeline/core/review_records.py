@@ -84,12 +84,31 @@ class OpenMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class ChainState:
+    """What one fact chain says now, for the text of the memory built on it (issue 27): its current value and,
+    when it replaced another, that value and when it stopped holding."""
+
+    entity: str
+    attribute: str
+    value: str  # as the user said it
+    since: datetime
+    previous: str | None = None
+    until: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        """ "entity/attribute=value", the value in the form values compare in."""
+        return f"{self.entity}/{self.attribute}={self.value.lower()}"
+
+
+@dataclass(frozen=True, slots=True)
 class ReviewInputs:
     episodes: list[BatchEpisode]
     memories: list[Memory]  # the scope's kept, embedded episodes outside the batch, most recent first
     # Full reviews only (empty otherwise):
     points: list[Point] = field(default_factory=list)  # what may be clustered, most recent first
-    fact_groups: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    # The scope's current facts and the turns that state them.
+    fact_groups: list[tuple[ChainState, tuple[str, ...]]] = field(default_factory=list)
     open_memories: list[OpenMemory] = field(default_factory=list)
     # Every (entity/attribute, turn ids) a believed fact names, current or closed: what each turn is about,
     # for the cohesion rule (consolidation.coherent): a memory never joins turns of two attributes.
@@ -118,6 +137,7 @@ class MemoryPlan:
     valid_from: datetime
     importance: float
     replaces: int | None
+    fact: ChainState | None = None  # built on a fact chain: its text is the chain's current value
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.ports import Vector
-from pipeline.core.review_records import MemoryPlan, OpenMemory, Point
+from pipeline.core.review_records import ChainState, MemoryPlan, OpenMemory, Point
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,11 @@ def plan(
     *,
     match_cosine: float,
     about: dict[int, frozenset[str]] | None = None,
+    facts: Sequence[ChainState | None] = (),
 ) -> ConsolidationPlan:
     """`clusters` hold indices into `points`, most central first. Each open memory matches one cluster at most.
+
+    `facts[k]`: the fact chain cluster k was built on (`fact_groups`), if any; its memory says that value.
 
     `about`: episode id -> the fact attributes it states (see `coherent`); a member of the matched memory
     that the clustering did not revisit stays only if it is about none of the cluster's other facts."""
@@ -45,7 +48,8 @@ def plan(
     taken: set[int] = set()
     out: list[MemoryPlan] = []
     unchanged: list[int] = []
-    for cluster in sorted(clusters, key=len, reverse=True):
+    labelled = list(zip(clusters, [*facts, *[None] * (len(clusters) - len(facts))], strict=True))
+    for cluster, fact in sorted(labelled, key=lambda c: len(c[0]), reverse=True):
         ids = [points[i].episode_id for i in cluster]
         vectors = np.stack([points[i].vector for i in cluster])
         c = centroid(vectors)
@@ -75,6 +79,7 @@ def plan(
                 valid_from=min(m.ts for m in members),
                 importance=float(np.mean([m.importance for m in members])),
                 replaces=replaces,
+                fact=fact,
             )
         )
     return ConsolidationPlan(memories=tuple(out), unchanged=tuple(unchanged))
@@ -131,22 +136,30 @@ def coherent(
     return out
 
 
-def fact_groups(points: Sequence[Point], facts: dict[str, set[str]], min_size: int) -> list[tuple[int, ...]]:
-    """Indices of points that state the same current fact, for every fact stated by >= `min_size` points.
+def fact_groups(
+    points: Sequence[Point], facts: dict[str, tuple[ChainState, set[str]]]
+) -> list[tuple[ChainState, tuple[int, ...]]]:
+    """Per current fact, the indices of the points that state it: one memory per (entity, attribute), whose
+    text is the chain's value (issue 27). Two turns saying one value are a memory; a value that replaced
+    another is one even when said once, for the memory says what changed ("... (was 50,000 yuan until ...)").
 
     A point belongs to one group at most (the largest), so groups never overlap.
     """
     by_turn = {t: i for i, p in enumerate(points) for t in p.turn_ids}
     candidates = []
-    for turn_ids in facts.values():
+    for state, turn_ids in facts.values():
         members = tuple(sorted({by_turn[t] for t in turn_ids if t in by_turn}))
-        if len(members) >= min_size:
-            candidates.append(members)
+        if _worth_a_memory(state, len(members)):
+            candidates.append((state, members))
     taken: set[int] = set()
     groups = []
-    for members in sorted(candidates, key=len, reverse=True):
+    for state, members in sorted(candidates, key=lambda c: (-len(c[1]), c[0].key)):
         free = tuple(i for i in members if i not in taken)
-        if len(free) >= min_size:
-            groups.append(free)
+        if _worth_a_memory(state, len(free)):
+            groups.append((state, free))
             taken.update(free)
     return groups
+
+
+def _worth_a_memory(state: ChainState, members: int) -> bool:
+    return members >= 2 or (members == 1 and state.previous is not None)

@@ -245,7 +245,9 @@ def _emit(rule: _Rule, found: re.Match[str]) -> tuple[tuple[str, str], ...]:
     if rule.kind == "keyed":
         return tuple((f"{rule.attribute}:{v}", rule.value) for v in values)
     if rule.kind == "purposed":
-        purpose = _topic(found.group("k").lower())
+        # The head of an English compound is its last word: "the team offsite budget" and "the offsite
+        # budget" are one chain.
+        purpose = _topic(found.group("k").lower().split()[-1])
         return tuple((f"{rule.attribute}:{purpose}" if purpose else rule.attribute, v) for v in values)
     return tuple((rule.attribute, v) for v in values)
 

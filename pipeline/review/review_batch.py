@@ -24,6 +24,7 @@ from pipeline.core.models import CorrectionHint, FactCandidate
 from pipeline.core.ports import Embedder, ReviewLLM, ReviewStore, Vector
 from pipeline.core.review_records import (
     BatchEpisode,
+    ChainState,
     EpisodeDecision,
     MemoryWrite,
     ReviewInputs,
@@ -347,16 +348,20 @@ def _consolidate(
     matrix = np.stack([p.vector for p in points])
     # Turns that state the same current fact are one memory whatever their wording: embeddings of
     # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
-    groups = consolidation.fact_groups(
-        points, _fact_keys(inputs.fact_groups, candidates), config.cluster.min_cluster_size
-    )
-    grouped = {i for g in groups for i in g}
+    groups = consolidation.fact_groups(points, _fact_keys(inputs.fact_groups, candidates))
+    grouped = {i for _, g in groups for i in g}
     rest = [i for i in range(len(points)) if i not in grouped]
     found = clustering.cluster(matrix[rest], config.cluster)[0] if len(rest) >= 2 else []
-    clusters = [list(g) for g in groups] + [[rest[i] for i in c.members] for c in found]
-    ordered = [[c[i] for i in clustering.central_order(matrix[c])] for c in clusters]
+    by_fact = [_central(matrix, list(g)) for _, g in groups]
     about = _about(points, inputs.fact_attributes, candidates)
-    ordered = consolidation.coherent(ordered, about, matrix, config.cluster.min_cluster_size)
+    # A fact group is about one attribute by construction; what cosine grouped is split where it is not.
+    by_cosine = consolidation.coherent(
+        [_central(matrix, [rest[i] for i in c.members]) for c in found],
+        about,
+        matrix,
+        config.cluster.min_cluster_size,
+    )
+    ordered = by_fact + by_cosine
     clustered = {i for c in ordered for i in c}
     noise = [i for i in range(len(points)) if i not in clustered]
     plan = consolidation.plan(
@@ -365,6 +370,7 @@ def _consolidate(
         inputs.open_memories,
         match_cosine=config.match_cosine,
         about={p.episode_id: a for p, a in zip(points, about, strict=True) if a},
+        facts=[state for state, _ in groups],
     )
     timings["cluster"] = _ms(t0)
     counts |= {
@@ -376,15 +382,24 @@ def _consolidate(
 
     t1 = time.perf_counter()
     by_id = {p.episode_id: p for p in points}
+    said_often = summarise.repeated_sentences([p.content for p in points])
     writes = []
     for memory in plan.memories:
+        if memory.fact is not None:
+            # The chain's own value, not a summary that might state an old one (or an LLM's paraphrase of it).
+            writes.append(MemoryWrite(memory, summarise.fact_statement(memory.fact), "template"))
+            continue
         texts = [by_id[i].content for i in memory.members]
+        central = list(range(len(texts)))
+        stated = summarise.statement(texts, central, said_often=said_often)
+        if stated is None and memory.replaces is None:
+            # Nobody in it says anything ("omg", "ugh", "lmaooo"): no memory, the turns stay episodes.
+            counts["memories_unstated"] = counts.get("memories_unstated", 0) + 1
+            continue
         text = llm.summarise(texts, stats) if llm is not None else None
         if text is None:
             writes.append(
-                MemoryWrite(
-                    memory, summarise.extractive_summary(texts, list(range(len(texts)))), "extractive"
-                )
+                MemoryWrite(memory, stated or summarise.extractive_summary(texts, central), "extractive")
             )
         else:
             writes.append(MemoryWrite(memory, text, "llm"))
@@ -392,15 +407,38 @@ def _consolidate(
     return writes, counts
 
 
+def _central(matrix: Vector, cluster: list[int]) -> list[int]:
+    return [cluster[i] for i in clustering.central_order(matrix[cluster])]
+
+
 def _fact_keys(
-    stored: Sequence[tuple[str, tuple[str, ...]]], candidates: list[FactCandidate]
-) -> dict[str, set[str]]:
-    """Chain key -> turn ids stating its current value: stored facts plus this review's statements."""
-    keys: dict[str, set[str]] = {}
-    for key, turn_ids in stored:
-        keys.setdefault(key, set()).update(turn_ids)
-    for c in candidates:
-        keys.setdefault(f"{c.entity}/{c.attribute}={c.value.lower()}", set()).update(c.turn_ids)
+    stored: Sequence[tuple[ChainState, tuple[str, ...]]], candidates: list[FactCandidate]
+) -> dict[str, tuple[ChainState, set[str]]]:
+    """Chain key -> (what the chain says now, the turns stating it): stored facts plus this review's statements.
+
+    A statement newer than the stored value moves the chain (its turns no longer state the current value);
+    an older one is history and groups nothing; a correction replaces a value that never held, so the
+    memory does not say "was" of it."""
+    keys: dict[str, tuple[ChainState, set[str]]] = {}
+    current: dict[tuple[str, str], str] = {}
+    for state, turn_ids in stored:
+        keys[state.key] = (state, set(turn_ids))
+        current[(state.entity, state.attribute)] = state.key
+    for c in sorted(candidates, key=lambda c: c.valid_from):
+        state = ChainState(c.entity, c.attribute, c.value, c.valid_from)
+        if state.key in keys:
+            keys[state.key][1].update(c.turn_ids)
+            continue
+        held_key = current.get((c.entity, c.attribute))
+        if held_key is not None:
+            held = keys[held_key][0]
+            if c.valid_from <= held.since:
+                continue
+            del keys[held_key]
+            previous = (held.previous, held.until) if c.correction else (held.value, c.valid_from)
+            state = ChainState(c.entity, c.attribute, c.value, c.valid_from, *previous)
+        keys[state.key] = (state, set(c.turn_ids))
+        current[(c.entity, c.attribute)] = state.key
     return keys
 
 

@@ -20,6 +20,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from pipeline.core.review_records import ChainState
+
 # One stopword/filler vocabulary for the whole pipeline: what the quality score does not count as
 # content is not a key term either.
 from pipeline.review.quality_lexicon import EN_FILLER, EN_STOPWORDS, ZH_STOPCHARS
@@ -92,13 +94,21 @@ def _has_content(text: str) -> bool:
     return any(bool(_ZH_SPLIT.sub("", t)) if _CJK.match(t) else _is_content_word(t) for t in tokens)
 
 
-def lead_sentence(text: str) -> str:
-    """The first sentence that says something, without trailing filler, ending in punctuation."""
-    sentences = [
+def sentences(text: str) -> list[str]:
+    """The sentences of a text, in order, whitespace collapsed."""
+    return [
         s.strip() for line in text.splitlines() for s in SENTENCE.findall(" ".join(line.split())) if s.strip()
     ]
-    chosen = next((s for s in sentences if _has_content(s)), sentences[0] if sentences else text.strip())
-    trimmed = _TRAILING_FILLER.sub("", chosen).strip() or chosen
+
+
+def lead_sentence(text: str) -> str:
+    """The first sentence that says something, without trailing filler, ending in punctuation."""
+    found = sentences(text)
+    return _finished(next((s for s in found if _has_content(s)), found[0] if found else text.strip()))
+
+
+def _finished(sentence: str) -> str:
+    trimmed = _TRAILING_FILLER.sub("", sentence).strip() or sentence
     if trimmed[-1] not in _TERMINAL:
         trimmed += "。" if _is_cjk(trimmed) else "."
     return trimmed
@@ -117,19 +127,73 @@ def _truncate(text: str, max_words: int) -> str:
 
 def extractive_summary(texts: Sequence[str], central_first: Sequence[int], *, max_words: int = 50) -> str:
     """The statement of a semantic memory without an LLM: the lead sentence of its most central member
-    (a member that is only filler or only asks yields to the next), capped at max_words words.
+    that states something (`statement`); failing that, of the first with content words. Capped at
+    max_words words.
 
     `central_first` lists indices into `texts`, most central first (clustering.central_order); indices it
     leaves out follow in their given order. Never empty when some text is non-blank.
     """
-    order = list(dict.fromkeys([*central_first, *range(len(texts))]))
-    members = [texts[i] for i in order if 0 <= i < len(texts) and texts[i].strip()]
+    stated = statement(texts, central_first, max_words=max_words)
+    if stated is not None:
+        return stated
+    members = _in_order(texts, central_first)
     if not members:
         return ""
-    leads = [lead_sentence(m) for m in members if _has_content(m)]
-    # A question is no memory ("去云南要带厚衣服吗？"): a member that states something speaks for the rest.
-    lead = next((s for s in leads if not _asks(s)), leads[0] if leads else lead_sentence(members[0]))
+    lead = next((lead_sentence(m) for m in members if _has_content(m)), lead_sentence(members[0]))
     return _truncate(lead, max(1, max_words))
+
+
+# A statement has at least this many words (a CJK character counts one; a Chinese text needs one more):
+# "omg", "absolutely nothing" and "说重点" say nothing a memory could keep.
+MIN_STATEMENT_WORDS = 3
+
+
+# Only a member's opening sentences are candidates: deeper in a long reply the text is detail or code.
+STATEMENT_SENTENCES = 3
+
+
+def statement(
+    texts: Sequence[str],
+    central_first: Sequence[int],
+    *,
+    said_often: frozenset[str] = frozenset(),
+    max_words: int = 50,
+) -> str | None:
+    """The first sentence, among the opening ones of the most central member that has one, that states
+    something: content words, at least MIN_STATEMENT_WORDS words, not a question ("去云南要带厚衣服吗？"),
+    and not one of `said_often` (`repeated_sentences`: "Happy to help with that." opens a reply, it says
+    nothing of it). None when no member states anything: a cluster of "omg", "ugh", "lmaooo" is no memory
+    (issue 27), and its turns stay episodes."""
+    fallback = None
+    members = [sentences(m)[:STATEMENT_SENTENCES] for m in _in_order(texts, central_first)]
+    # Each member's opening sentence first, the most central member's first; then the sentences after them.
+    for rank in range(STATEMENT_SENTENCES):
+        for opening in members:
+            if rank >= len(opening) or not _has_content(opening[rank]):
+                continue
+            said = _finished(opening[rank])
+            needed = MIN_STATEMENT_WORDS + (1 if _is_cjk(said) else 0)
+            # "A couple of extra notes:" opens a list; it states nothing itself.
+            if _asks(said) or word_count(said) < needed or opening[rank].endswith((":", "：")):
+                continue
+            if _fold(said) not in said_often:
+                return _truncate(said, max(1, max_words))
+            fallback = fallback or said
+    return _truncate(fallback, max(1, max_words)) if fallback else None
+
+
+def repeated_sentences(texts: Sequence[str], *, min_texts: int = 2) -> frozenset[str]:
+    """Sentences (case-folded) that open at least `min_texts` of `texts`: formulas, not statements."""
+    counts: dict[str, int] = {}
+    for t in texts:
+        for said in {_fold(_finished(s)) for s in sentences(t)[:STATEMENT_SENTENCES]}:
+            counts[said] = counts.get(said, 0) + 1
+    return frozenset(s for s, n in counts.items() if n >= min_texts)
+
+
+def _in_order(texts: Sequence[str], central_first: Sequence[int]) -> list[str]:
+    order = list(dict.fromkeys([*central_first, *range(len(texts))]))
+    return [texts[i] for i in order if 0 <= i < len(texts) and texts[i].strip()]
 
 
 _QUESTION_END = re.compile(r"(?:[?？]|[吗嘛呢][。.!！]?)\s*$")
@@ -137,6 +201,56 @@ _QUESTION_END = re.compile(r"(?:[?？]|[吗嘛呢][。.!！]?)\s*$")
 
 def _asks(sentence: str) -> bool:
     return bool(_QUESTION_END.search(sentence))
+
+
+# How a person would say what a fact chain holds, per attribute; `{who}` is "The user" or the entity's name.
+# Keyed attributes ("preference:tea" = likes) say their key; unknown ones fall back to "<who>'s <attribute>".
+_FACT_PHRASES = {
+    "location": "{who} lives in {value}",
+    "employer": "{who} works at {value}",
+    "occupation": "{who} works as {value}",
+    "name": "{whose} name is {value}",
+    "budget": "{whose} budget is {value}",
+    "email": "{whose} email address is {value}",
+    "phone": "{whose} phone number is {value}",
+    "contact_channel": "{who} prefers to be contacted by {value}",
+    "answer_style": "{who} prefers {value} answers",
+    "language": "{whose} language is {value}",
+    "timezone": "{whose} time zone is {value}",
+    "diet": "{who} is {value}",
+}
+_KEYED_PHRASES = {
+    ("preference", "likes"): "{who} likes {key}",
+    ("preference", "dislikes"): "{who} dislikes {key}",
+    ("allergy", "allergic"): "{who} is allergic to {key}",
+}
+
+
+def fact_statement(state: ChainState) -> str:
+    """The text of a memory built on a fact chain: its current value, and the value it replaced.
+
+        "The team offsite budget is 80,000 yuan (was 50,000 yuan until 2026-06-01)."
+        "The user lives in Shanghai (Xuhui district)."
+
+    A template, not a summary: it can only say what the chain holds (issue 27)."""
+    who = "The user" if state.entity == "user" else state.entity
+    whose = "The user's" if state.entity == "user" else f"{state.entity}'s"
+    base, _, key = state.attribute.partition(":")
+    key_words = key.replace("_", " ")
+    if (base, state.value) in _KEYED_PHRASES:
+        said = _KEYED_PHRASES[(base, state.value)].format(who=who, key=key_words)
+    elif key and base == "budget":
+        said = f"The {key_words} budget is {state.value}"
+    else:
+        phrase = _FACT_PHRASES.get(
+            state.attribute, "{whose} " + state.attribute.replace("_", " ") + " is {value}"
+        )
+        # Languages are stored as vocabulary keys ("german"); a sentence names them as names.
+        value = state.value.capitalize() if state.attribute == "language" else state.value
+        said = phrase.format(who=who, whose=whose, value=value)
+    if state.previous is not None and state.until is not None:
+        said += f" (was {state.previous} until {state.until.date().isoformat()})"
+    return said + "."
 
 
 LLM_SYSTEM_PROMPT = (

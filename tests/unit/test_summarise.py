@@ -171,3 +171,39 @@ def test_only_questions_still_give_a_text() -> None:
 
 def test_initials_and_titles_do_not_end_a_sentence() -> None:
     assert lead_sentence("Dr. Lee said v2.1 is fine. Then more.") == "Dr. Lee said v2.1 is fine."
+
+
+def test_a_cluster_where_nobody_states_anything_has_no_statement() -> None:
+    from pipeline.review.summarise import statement
+
+    assert statement(["omg", "ugh", "lmaooo", "absolutely nothing", "are u up?"], [0, 1, 2, 3, 4]) is None
+    assert statement(["omg", "the wifi is so bad here"], [0, 1]) == "the wifi is so bad here."
+    assert statement(["说重点", "回答请简短一点"], [0, 1]) == "回答请简短一点。"
+    # The extractive text still says something when a caller needs one (a memory being re-derived).
+    assert extractive_summary(["omg", "ugh"], [0, 1]) == "omg."
+
+
+def test_a_formula_that_opens_many_turns_yields_to_what_a_turn_says() -> None:
+    from pipeline.review.summarise import repeated_sentences, statement
+
+    replies = [
+        "Happy to help with that. Slow pages with few rows are almost always an N+1 query.",
+        "Happy to help with that. CORS is enforced by the browser, not the server.",
+        "A couple of extra notes:\n- keep the raw body for the webhook route only.",
+    ]
+    often = repeated_sentences(replies)
+    assert often == frozenset({"happy to help with that."})
+    assert statement(replies, [0, 1, 2], said_often=often) == (
+        "Slow pages with few rows are almost always an N+1 query."
+    )
+    # Said by every member, a formula is still better than no text at all.
+    assert (
+        statement(
+            replies[:1],
+            [0],
+            said_often=frozenset(
+                {"happy to help with that.", "slow pages with few rows are almost always an n+1 query."}
+            ),
+        )
+        == "Happy to help with that."
+    )

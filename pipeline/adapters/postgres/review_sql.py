@@ -18,6 +18,7 @@ from pipeline.adapters.postgres.tables import batches, episodes, reviews
 from pipeline.core.review_records import (
     BatchEpisode,
     BatchInfo,
+    ChainState,
     Memory,
     OpenMemory,
     Point,
@@ -106,8 +107,8 @@ class ReviewQueries(SqlStore):
 
     def current_fact_groups(
         self, agent_id: str, user_id: str, *, min_turns: int
-    ) -> list[tuple[str, tuple[str, ...]]]:
-        """(chain key, turn ids) of current facts stated in at least `min_turns` turns."""
+    ) -> list[tuple[ChainState, tuple[str, ...]]]:
+        """Current facts stated in at least `min_turns` turns, with the turns that state them."""
         with translate_errors(), self.engine.connect() as conn:
             return _current_fact_groups(conn, agent_id, user_id, min_turns=min_turns)
 
@@ -283,16 +284,27 @@ def _cluster_inputs(
 
 def _current_fact_groups(
     conn: Connection, agent_id: str, user_id: str, *, min_turns: int
-) -> list[tuple[str, tuple[str, ...]]]:
+) -> list[tuple[ChainState, tuple[str, ...]]]:
+    """Current facts with the value each replaced (the latest closed version, corrections left out: a
+    retracted value never held) and the turns that state them."""
     sql = text(
         """
-        SELECT entity || '/' || attribute || '=' || lower(value) AS key, turn_ids FROM facts
-        WHERE agent_id = :a AND user_id = :u AND valid_to IS NULL AND retracted_at IS NULL
-          AND cardinality(turn_ids) >= :n
+        SELECT f.entity, f.attribute, f.value, f.valid_from, f.turn_ids, p.value AS previous, p.valid_to AS until
+        FROM facts f
+        LEFT JOIN LATERAL (
+            SELECT o.value, o.valid_to FROM facts o
+            WHERE o.agent_id = f.agent_id AND o.user_id = f.user_id AND o.entity = f.entity
+              AND o.attribute = f.attribute AND o.retracted_at IS NULL AND o.valid_to IS NOT NULL
+              AND o.valid_to <= f.valid_from AND lower(o.value) <> lower(f.value)
+            ORDER BY o.valid_to DESC LIMIT 1
+        ) p ON true
+        WHERE f.agent_id = :a AND f.user_id = :u AND f.valid_to IS NULL AND f.retracted_at IS NULL
+          AND cardinality(f.turn_ids) >= :n
         """
     )
     return [
-        (r.key, tuple(r.turn_ids)) for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
+        (ChainState(r.entity, r.attribute, r.value, r.valid_from, r.previous, r.until), tuple(r.turn_ids))
+        for r in conn.execute(sql, {"a": agent_id, "u": user_id, "n": min_turns})
     ]
 
 
