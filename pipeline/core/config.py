@@ -198,6 +198,13 @@ class AuthSettings(BaseModel):
     # A key is looked up in PostgreSQL at most this often per API process: a revocation takes effect
     # within this many seconds, and last_used_at is updated at that granularity.
     key_cache_s: float = Field(30.0, ge=0, description="seconds a resolved key is cached")
+    # The inspector's cookie is an HMAC under this secret, never the key itself (pipeline/api/ui_session.py).
+    # None: a random one per API process, so a restart signs browsers out; set it when several API
+    # replicas share one address.
+    session_secret: SecretStr | None = None
+    ui_session_s: float = Field(12 * 3600.0, gt=0, description="seconds an inspector sign-in lasts")
+    # None: Secure when the request came over https (directly or via a trusted proxy's X-Forwarded-Proto).
+    cookie_secure: bool | None = None
 
 
 class Settings(BaseSettings):
