@@ -170,7 +170,9 @@ class RecallSettings(BaseModel):
 
 
 class CelerySettings(BaseModel):
-    # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
+    # Redis re-delivers an unacked task after this many seconds. Not what brings a dead worker's batch
+    # back (its lease does, within reconcile_every_s); a re-delivery of a review still running elsewhere
+    # finds the lease taken and is dropped, so a long review is never run twice at once.
     visibility_timeout_s: int = Field(900, ge=1)
     # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
     restore_interval_s: int = Field(10, ge=1)
@@ -231,7 +233,9 @@ class Settings(BaseSettings):
     # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
     mcp_port: int | None = None
     flower_user: str = "admin"
-    flower_password: SecretStr = SecretStr("hindsight")
+    # None: a random password made once in <data_dir>/secrets/flower_password (0600). There is no default
+    # password: Flower shows every task's arguments and can shut workers down.
+    flower_password: SecretStr | None = None
 
     log_level: str = "INFO"
     log_json: bool | None = None  # None: JSON when stderr is not a terminal
@@ -249,9 +253,13 @@ class Settings(BaseSettings):
     # Claimed batches no worker has started yet; beyond this the backlog waits in PostgreSQL, where claims
     # take user turns first. Keep it above the number of review workers so none of them idles.
     scheduler_max_waiting_batches: int = Field(16, ge=1)
-    # A batch not finished this long after dispatch is sent again by the reconcile job.
+    # A batch dispatched and not started this long after is sent again by the reconcile job (a task lost
+    # on its way). A started batch whose worker died is re-sent sooner: once its lease is free
+    # (pipeline/adapters/postgres/batch_lease.py), at the next reconcile.
     batch_stuck_s: float = Field(1200.0, gt=0)
-    reconcile_every_s: float = Field(60.0, gt=0)
+    # How often beat's reconcile runs: with the lease, the bound on how long a dead worker's batch waits
+    # before it is sent again (+ its 15 s grace, tasks/maintenance.py); a cheap indexed query.
+    reconcile_every_s: float = Field(30.0, gt=0)
     indexer_poll_s: float = Field(2.0, gt=0)
     indexer_batch: int = Field(256, ge=1)
 

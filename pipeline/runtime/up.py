@@ -101,8 +101,14 @@ def _print_summary(console: Console, settings: Settings, urls: dict[str, str], d
     table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
     if settings.mcp_port is not None:
         table.add_row("MCP", f"http://{settings.api_host}:{settings.mcp_port}/mcp  (streamable HTTP)")
+    password = (
+        "HINDSIGHT_FLOWER_PASSWORD"
+        if settings.flower_password is not None
+        else str(data_dir / "secrets" / "flower_password")
+    )
     table.add_row(
-        "Flower", f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user})"
+        "Flower",
+        f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user}, password: {password})",
     )
     table.add_row(
         "Redis",
