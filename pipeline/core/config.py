@@ -6,6 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,10 @@ SCHEDULER_GROUP = "scheduler"
 EMBEDDED_REDIS_PORT = 6390
 EMBEDDED_POSTGRES_PORT = 5440
 
+
+# Secrets `hindsight up` makes under <data_dir>/secrets/ (pipeline/runtime/secret_files.py): Flower's
+# password always (unless configured), the embedded servers' when API keys are required.
+SECRET_FILES = {"redis": "redis_password", "postgres": "postgres_password", "flower": "flower_password"}
 
 EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
 EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
@@ -290,16 +295,30 @@ class Settings(BaseSettings):
 
     @property
     def db_url(self) -> str:
-        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts."""
-        return (
-            self.database_url
-            or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
-        )
+        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts,
+        with the password it was given when keys are required (read from the data directory: operator
+        commands such as `hindsight keys` and `migrate` run as the account that owns it)."""
+        if self.database_url:
+            return self.database_url
+        password = _read_secret(self.data_dir / "secrets" / SECRET_FILES["postgres"])
+        user = f"postgres:{quote(password, safe='')}" if password else "postgres"
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.embedded_postgres_port}/hindsight"
 
     @property
     def broker_url(self) -> str:
-        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts.
+
+        Unlike db_url, never with the embedded Redis's password from the data directory: a Python
+        client without an API key would then write into any scope through Redis again. Roles started
+        by `hindsight up` get the full URL in their environment; anything else brings its own."""
         return self.redis_url or f"redis://127.0.0.1:{self.embedded_redis_port}/0"
+
+
+def _read_secret(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:  # absent (keys not required, or not the operator's account): no password
+        return None
 
 
 def user_cache_dir() -> Path | None:

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from pipeline.core.config import Settings
+from pipeline.core.config import SECRET_FILES, Settings
 from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
@@ -86,16 +86,13 @@ def run_beat(settings: Settings, *, loglevel: str) -> None:
     app.start(["beat", f"--schedule={schedule}", f"--loglevel={loglevel}"])
 
 
-FLOWER_FILE = "flower_password"
-
-
 def flower_password(settings: Settings) -> str:
     """The configured password, else the data directory's own (made once, 0600)."""
     from pipeline.runtime.secret_files import data_secret
 
     if settings.flower_password is not None:
         return settings.flower_password.get_secret_value()
-    return data_secret(settings.data_dir, FLOWER_FILE)
+    return data_secret(settings.data_dir, SECRET_FILES["flower"])
 
 
 def run_flower(settings: Settings) -> None:
