@@ -32,11 +32,11 @@ def servers() -> Iterator[list[EmbeddedServer]]:
 
 def _settings(data_dir: Path, redis_port: int, pg_port: int, mode: str) -> Settings:
     return Settings(
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
         data_dir=data_dir,
         embedded_redis_port=redis_port,
         embedded_postgres_port=pg_port,
-        auth={"mode": mode},  # type: ignore[arg-type]
+        auth={"mode": mode},
         api_key=None,
         redis_url=None,
         database_url=None,
