@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from fastapi import Request
 
@@ -71,12 +72,13 @@ def cross_site(request: Request, *, navigation: bool = False) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return False
-    return origin.strip().lower() != own_origin(request).lower()
+    # Host only, not the scheme: behind a TLS-terminating proxy the page is https while this request
+    # may arrive as http. "null" (a sandboxed or file: page) has no host, so it is refused.
+    return urlsplit(origin.strip()).netloc.lower() != own_host(request).lower()
 
 
-def own_origin(request: Request) -> str:
-    host = request.headers.get("host") or request.url.netloc
-    return f"{request.url.scheme}://{host}"
+def own_host(request: Request) -> str:
+    return request.headers.get("host") or request.url.netloc
 
 
 def secure_cookie(request: Request, configured: bool | None) -> bool:
