@@ -8,7 +8,7 @@ from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.llm_breaker import BreakerCompleter
 from pipeline.adapters.llm_review import ClientReviewLLM
-from pipeline.adapters.postgres.engine import make_engine
+from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
 from pipeline.core.config import ReviewSettings, Settings, get_settings
@@ -20,6 +20,12 @@ from pipeline.review.review_batch import ReviewConfig
 @lru_cache(maxsize=1)
 def repository() -> Repository:
     return Repository(make_engine(get_settings().db_url, pool_size=2))
+
+
+@lru_cache(maxsize=1)
+def lease_dsn() -> str:
+    """libpq DSN of the connection each review holds its batch lease on (batch_lease.py)."""
+    return libpq_dsn(get_settings().db_url)
 
 
 @lru_cache(maxsize=1)

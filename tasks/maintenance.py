@@ -15,14 +15,20 @@ from tasks.app import DECAY_TASK, RECONCILE_TASK, REVIEW_TASK, app
 log = get_logger(__name__)
 # A claimed batch not dispatched this long after its claim was left by a scheduler that died.
 UNDISPATCHED_S = 30.0
+# A running batch nobody holds the lease of is re-sent once it started this long ago: long enough for a
+# review retried after an upstream error (countdown <= 10 s, tasks/review.py) to take its lease again.
+LEASE_GRACE_S = 15.0
 
 
 @app.task(name=RECONCILE_TASK, acks_late=True)
 def reconcile() -> int:
-    """Send again every batch that is stuck: never dispatched, or dispatched and never finished."""
+    """Send again every batch that is stuck: never dispatched, running on a worker that died (its lease
+    is free), or dispatched and never started."""
     settings = get_settings()
     repo = deps.repository()
-    stalled = repo.stalled_batches(undispatched_s=UNDISPATCHED_S, unfinished_s=settings.batch_stuck_s)
+    stalled = repo.stalled_batches(
+        undispatched_s=UNDISPATCHED_S, unfinished_s=settings.batch_stuck_s, lease_grace_s=LEASE_GRACE_S
+    )
     for batch_id in stalled:
         app.send_task(REVIEW_TASK, args=[batch_id])
     if stalled:

@@ -7,6 +7,7 @@ import socket
 
 from celery import Task
 
+from pipeline.adapters.postgres.batch_lease import batch_lease
 from pipeline.core.errors import RetryableError
 from pipeline.core.logging import get_logger
 from pipeline.ingest.validation import utcnow
@@ -26,15 +27,24 @@ MAX_ATTEMPTS = 5
 @app.task(name=REVIEW_TASK, bind=True, max_retries=None, acks_late=True)
 def review_batch(self: Task, batch_id: int) -> None:
     try:
-        report = review_use_case(
-            int(batch_id),
-            repo=deps.repository(),
-            embedder=deps.embedder(),
-            clock=utcnow,
-            config=deps.review_config(),
-            llm=deps.review_llm(),
-            worker=WORKER,
-        )
+        # The lease (an advisory lock on a connection of its own) says "a live worker runs this batch":
+        # if this process dies, it goes with the connection and beat's reconcile re-sends the batch
+        # within a minute, instead of waiting for the broker's visibility timeout.
+        with batch_lease(deps.lease_dsn(), int(batch_id)) as held:
+            if not held:
+                # Another delivery of the same batch (a visibility-timeout redelivery, a reconcile
+                # re-send) is running it now; it finishes the batch, or its death frees the lease.
+                log.info("review.skipped", batch_id=batch_id, reason="another worker holds its lease")
+                return
+            report = review_use_case(
+                int(batch_id),
+                repo=deps.repository(),
+                embedder=deps.embedder(),
+                clock=utcnow,
+                config=deps.review_config(),
+                llm=deps.review_llm(),
+                worker=WORKER,
+            )
     except RetryableError as exc:
         # Upstream trouble (PostgreSQL down...): try again later with backoff, nothing is lost meanwhile.
         delay = min(2 ** min(self.request.retries, 6), MAX_RETRY_DELAY_S)

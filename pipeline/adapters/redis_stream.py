@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from pipeline.core.errors import QueueUnavailable
+from pipeline.core.errors import QueueUnavailable, Unauthenticated
 
 Entry = tuple[str, Mapping[bytes | str, bytes | str]]
 
@@ -18,6 +18,14 @@ Entry = tuple[str, Mapping[bytes | str, bytes | str]]
 def translate_errors() -> Iterator[None]:
     try:
         yield
+    except redis.AuthenticationError as exc:
+        # Not retryable: Redis wants a password this process was not given. With API keys required the
+        # embedded Redis has one, and a client is meant to come through the API with its key instead.
+        raise Unauthenticated(
+            f"Redis refused this connection ({exc}): it requires a password. Clients send turns and "
+            "working memory through the API with an API key (MemoryClient(api_key=...) or "
+            "HINDSIGHT_API_KEY); roles need HINDSIGHT_REDIS_URL with the password"
+        ) from exc
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise QueueUnavailable(f"Redis unavailable: {exc}") from exc
 

@@ -38,6 +38,7 @@ from pipeline.api.auth import KeyResolver, principal
 from pipeline.api.deps import ApiDeps as ApiDeps
 from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
+from pipeline.api.security_headers import SecurityHeaders
 from pipeline.core.authz import auth_required
 from pipeline.ingest.validation import utcnow
 from pipeline.recall.access import AccessRecorder
@@ -109,13 +110,21 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     # Refuses (ConfigError) to serve without keys on a non-loopback bind.
     needs_keys = auth_required(deps.settings.auth.mode, deps.settings.api_host)
+    auth = deps.settings.auth
     app.state.key_resolver = (
-        KeyResolver(KeyStore(deps.repo.engine), ttl_s=deps.settings.auth.key_cache_s, now=utcnow)
+        KeyResolver(
+            KeyStore(deps.repo.engine),
+            ttl_s=auth.key_cache_s,
+            now=utcnow,
+            session_secret=auth.session_secret.get_secret_value().encode() if auth.session_secret else None,
+            session_ttl_s=auth.ui_session_s,
+        )
         if needs_keys
         else None
     )
     deps.metrics.attach(deps)
     app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_request_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: its headers go on every response, refusals too
     install_error_handlers(app)
 
     # In this order: the routes (and the OpenAPI paths) keep the order they were written in.

@@ -2,12 +2,14 @@
 that principal may act on the scope they touch (the rule itself is pipeline/core/authz.py, pure).
 
 A key arrives as `Authorization: Bearer <key>` or `X-API-Key: <key>`; the inspector's pages also take
-it from a cookie set by /ui/login (path /ui, HttpOnly, SameSite=Strict, so no other site can send it).
+a session cookie set by /ui/login (path /ui, HttpOnly, SameSite=Strict, so no other site can send it):
+an HMAC of the key's prefix, not the key (pipeline/api/ui_session.py).
 Resolved keys are cached for `auth.key_cache_s` seconds: a revocation takes effect within that time.
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -18,10 +20,10 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from pipeline.adapters.postgres.api_keys_sql import KeyRow, KeyStore
+from pipeline.api import ui_session
 from pipeline.core.authz import LOCAL_OPERATOR, Action, Principal, authorize, parse_key, secret_matches
 from pipeline.core.errors import Unauthenticated
 
-COOKIE = "hindsight_key"
 # Declared for the OpenAPI page only (its Authorize button); the key itself is read by presented_key.
 _BEARER = HTTPBearer(auto_error=False, description="an API key from `hindsight keys create`")
 _HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, description="the same key, as a header")
@@ -37,6 +39,8 @@ class KeyResolver:
         ttl_s: float,
         now: Callable[[], datetime],
         clock: Callable[[], float] = time.monotonic,
+        session_secret: bytes | None = None,
+        session_ttl_s: float = 12 * 3600.0,
     ) -> None:
         self.store = store
         self.ttl_s = ttl_s
@@ -44,8 +48,13 @@ class KeyResolver:
         self.clock = clock
         self._rows: dict[str, tuple[KeyRow | None, float]] = {}
         self._lock = threading.Lock()
+        self.session_secret = session_secret or secrets.token_bytes(32)
+        self.session_ttl_s = session_ttl_s
 
     def resolve(self, token: str) -> Principal:
+        return self._checked(token).principal()
+
+    def _checked(self, token: str) -> KeyRow:
         prefix, secret = parse_key(token)
         row = self._row(prefix)
         # One message for unknown and wrong secret: do not tell a guesser which prefixes exist.
@@ -53,6 +62,24 @@ class KeyResolver:
             raise Unauthenticated("unknown API key")
         if row.revoked_at is not None:
             raise Unauthenticated(f"the API key {prefix} was revoked")
+        return row
+
+    def open_session(self, token: str) -> str:
+        """A valid key -> the inspector's cookie value (not the key: see ui_session)."""
+        row = self._checked(token)
+        return ui_session.issue(self.session_secret, row.prefix, row.secret_sha256, ttl_s=self.session_ttl_s)
+
+    def resolve_session(self, cookie: str) -> Principal:
+        parsed = ui_session.parse(cookie)
+        row = self._row(parsed.prefix) if parsed is not None else None
+        if (
+            parsed is None
+            or row is None
+            or not ui_session.verify(self.session_secret, cookie, parsed, row.secret_sha256)
+        ):
+            raise Unauthenticated("the inspector session expired or is not valid: sign in again")
+        if row.revoked_at is not None:
+            raise Unauthenticated(f"the API key {row.prefix} was revoked")
         return row.principal()
 
     def _row(self, prefix: str) -> KeyRow | None:
@@ -82,8 +109,6 @@ def presented_key(request: Request) -> str | None:
     header = request.headers.get("x-api-key")
     if header:
         return header.strip()
-    if request.url.path.startswith("/ui"):
-        return request.cookies.get(COOKIE)
     return None
 
 
@@ -100,6 +125,11 @@ def principal(
     if cached is not None:
         return cached
     token = presented_key(request)
+    cookie = request.cookies.get(ui_session.COOKIE) if request.url.path.startswith("/ui") else None
+    if token is None and cookie:
+        found = resolver.resolve_session(cookie)
+        request.state.principal = found
+        return found
     if token is None:
         raise Unauthenticated(
             "this API requires a key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>' "

@@ -1,12 +1,16 @@
-"""Every error the API returns is JSON `{"detail": "..."}` with a message a person can act on."""
+"""Every error the API returns is JSON `{"detail": "..."}` with a message a person can act on; the
+inspector's pages (/ui) get the same message as an HTML page, since a browser is reading them."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pipeline.api.ui_pages import error_page, is_page
 from pipeline.core.errors import (
     Forbidden,
     HindsightError,
@@ -43,38 +47,46 @@ _STATUS: tuple[tuple[type[HindsightError], int], ...] = (
 )
 
 
+def _reply(
+    request: Request, status_code: int, detail: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    if is_page(request):
+        response: Response = error_page(request, status_code, detail)
+        for name, value in (headers or {}).items():
+            if name.lower() != "www-authenticate":  # a browser would pop up a password dialog
+                response.headers[name] = value
+        return response
+    return JSONResponse({"detail": detail}, status_code=status_code, headers=dict(headers or {}))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthenticated)
     async def unauthenticated(request: Request, exc: Unauthenticated) -> Response:
         if request.url.path.startswith("/ui") and request.method == "GET":
             return RedirectResponse("/ui/login", status_code=303)  # a browser: to the key form
-        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return _reply(request, 401, str(exc), {"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(RetryableError)
-    async def unavailable(_: Request, exc: RetryableError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+    async def unavailable(request: Request, exc: RetryableError) -> Response:
+        return _reply(request, 503, str(exc), {"Retry-After": "5"})
 
     @app.exception_handler(HindsightError)
-    async def refused(_: Request, exc: HindsightError) -> JSONResponse:
+    async def refused(request: Request, exc: HindsightError) -> Response:
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+        return _reply(request, status, str(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
         errors = exc.errors()
         parts = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5]]
-        return JSONResponse({"detail": "; ".join(parts) or "invalid request"}, status_code=422)
+        return _reply(request, 422, "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(
-            {"detail": _http_detail(request, exc)}, status_code=exc.status_code, headers=exc.headers
-        )
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return _reply(request, exc.status_code, _http_detail(request, exc), exc.headers)
 
     @app.exception_handler(Exception)
-    async def crash(request: Request, exc: Exception) -> JSONResponse:
-        # A bug: say so in JSON (no stack trace to the caller), log it whole here.
+    async def crash(request: Request, exc: Exception) -> Response:
+        # A bug: say so (no stack trace to the caller), log it whole here.
         log.exception("api.unhandled", method=request.method, path=request.url.path)
-        return JSONResponse(
-            {"detail": f"internal error ({type(exc).__name__}); see the API log"}, status_code=500
-        )
+        return _reply(request, 500, f"internal error ({type(exc).__name__}); see the API log")

@@ -5,32 +5,33 @@ No build step: Jinja2 templates, one stylesheet and a few lines of plain JS (a t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
-from pipeline.api.auth import COOKIE, Caller, KeyResolver, guard
+from pipeline.api import ui_session
+from pipeline.api.auth import Caller, KeyResolver, guard
 from pipeline.api.deps import Deps, memory_ref
 from pipeline.api.recall_route import run_recall
+from pipeline.api.ui_pages import HERE, page
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import NotFound, Unauthenticated
 from pipeline.core.models import MAX_ID_CHARS
 
-HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=HERE / "templates")
 router = APIRouter(prefix="/ui", include_in_schema=False)
 login_router = APIRouter(prefix="/ui", include_in_schema=False)  # open: where a browser gets its key in
 PAGE = 50
-QUALITY_KEYS = ("density", "timeliness", "uniqueness", "actionability")
 # Keys of a recall result that are the result itself, not a part of its score.
 RESULT_KEYS = {"id", "kind", "text", "valid_from", "valid_to", "source_turn_ids", "session_id"}
+CROSS_SITE = (
+    "this sign-in came from another site and was refused (it could sign your browser in with someone "
+    "else's key); type or paste the key here yourself"
+)
 
 
 Text = Annotated[str | None, Query(max_length=500)]
@@ -50,20 +51,21 @@ def score_breakdown(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in RESULT_KEYS and isinstance(v, int | float | bool)}
 
 
-def _page(request: Request, name: str, **context: Any) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, {"quality_keys": QUALITY_KEYS, **context})
-
-
 @login_router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, key: Annotated[str | None, Query(max_length=300)] = None) -> HTMLResponse:
-    """The key form; `?key=` signs in directly (a link an operator hands out), then drops it from the URL."""
+    """The key form; `?key=` signs in directly (a link an operator hands out), then drops it from the URL.
+    A `?key=` link followed from another site only fills the form: signing in takes a click here."""
+    if key and ui_session.cross_site(request, navigation=True):
+        return page(request, "login.html", error=CROSS_SITE, key=key)
     if key:
         return _sign_in(request, key)
-    return _page(request, "login.html", error=None)
+    return page(request, "login.html", error=None)
 
 
 @login_router.post("/login", response_class=HTMLResponse)
 async def login_form(request: Request) -> HTMLResponse:
+    if ui_session.cross_site(request):
+        return page(request, "login.html", 403, error=CROSS_SITE)
     # A urlencoded form parsed by hand: one field does not justify the python-multipart dependency.
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
     return _sign_in(request, (form.get("key") or [""])[0])
@@ -74,13 +76,19 @@ def _sign_in(request: Request, key: str) -> HTMLResponse:
     if resolver is None:
         return RedirectResponse("/ui", status_code=303)  # type: ignore[return-value]
     try:
-        resolver.resolve(key)
+        session = resolver.open_session(key)
     except Unauthenticated as exc:
-        return templates.TemplateResponse(
-            request, "login.html", {"error": str(exc), "quality_keys": QUALITY_KEYS}, status_code=401
-        )
+        return page(request, "login.html", 401, error=str(exc))
     response = RedirectResponse("/ui", status_code=303)
-    response.set_cookie(COOKIE, key.strip(), path="/ui", httponly=True, samesite="strict")
+    settings = request.app.state.deps.settings
+    response.set_cookie(
+        ui_session.COOKIE,
+        session,
+        path="/ui",
+        httponly=True,
+        samesite="strict",
+        secure=ui_session.secure_cookie(request, settings.auth.cookie_secure),
+    )
     return response  # type: ignore[return-value]
 
 
@@ -90,7 +98,7 @@ def home(request: Request, deps: Deps, caller: Caller) -> HTMLResponse:
     # Deployment-wide counts are for operators; an agent's key sees only its scopes.
     stats = deps.repo.stats() if caller.is_admin else None
     stream = deps.stream.stats(deps.settings.scheduler_group) if caller.is_admin else None
-    return _page(request, "home.html", scopes=scopes, stats=stats, stream=stream)
+    return page(request, "home.html", scopes=scopes, stats=stats, stream=stream)
 
 
 @router.get("/", include_in_schema=False)
@@ -129,7 +137,7 @@ def scope(
         for r in results:
             r["breakdown"] = score_breakdown(r)
     facts = deps.repo.facts(agent_id, user_id)
-    return _page(
+    return page(
         request,
         "scope.html",
         agent_id=agent_id,
@@ -160,7 +168,7 @@ def memory(
     found = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
     if found is None or not may_see_status(caller, found["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
-    return _page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
+    return page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
 
 
 @router.get("/facts", response_class=HTMLResponse)
@@ -179,7 +187,7 @@ def fact_chain(
         raise NotFound(
             f"no fact chain {entity}.{attribute} in scope agent_id={agent_id!r} user_id={user_id!r}"
         )
-    return _page(
+    return page(
         request,
         "facts.html",
         agent_id=agent_id,
@@ -201,7 +209,7 @@ def reviews(
     rows = InspectStore(deps.repo.engine).reviews(
         agent_id=None, user_id=None, limit=PAGE, before_id=before_id
     )
-    return _page(
+    return page(
         request, "reviews.html", reviews=rows, next_before_id=rows[-1]["id"] if len(rows) == PAGE else None
     )
 
@@ -210,4 +218,4 @@ def reviews(
 def dead_letters(request: Request, deps: Deps, caller: Caller) -> HTMLResponse:
     guard(caller, None, None, "admin")
     letters, total = read_dead_letters(deps.stream.client, deps.settings.stream_dead, count=PAGE)
-    return _page(request, "dead.html", letters=letters, total=total)
+    return page(request, "dead.html", letters=letters, total=total)

@@ -6,6 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,10 @@ SCHEDULER_GROUP = "scheduler"
 EMBEDDED_REDIS_PORT = 6390
 EMBEDDED_POSTGRES_PORT = 5440
 
+
+# Secrets `hindsight up` makes under <data_dir>/secrets/ (pipeline/runtime/secret_files.py): Flower's
+# password always (unless configured), the embedded servers' when API keys are required.
+SECRET_FILES = {"redis": "redis_password", "postgres": "postgres_password", "flower": "flower_password"}
 
 EMBEDDING_BACKENDS = ("torch", "onnx", "onnx-int8")
 EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
@@ -170,7 +175,9 @@ class RecallSettings(BaseModel):
 
 
 class CelerySettings(BaseModel):
-    # Must exceed the longest review task: Redis re-delivers an unacked task after this many seconds.
+    # Redis re-delivers an unacked task after this many seconds. Not what brings a dead worker's batch
+    # back (its lease does, within reconcile_every_s); a re-delivery of a review still running elsewhere
+    # finds the lease taken and is dropped, so a long review is never run twice at once.
     visibility_timeout_s: int = Field(900, ge=1)
     # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
     restore_interval_s: int = Field(10, ge=1)
@@ -198,6 +205,13 @@ class AuthSettings(BaseModel):
     # A key is looked up in PostgreSQL at most this often per API process: a revocation takes effect
     # within this many seconds, and last_used_at is updated at that granularity.
     key_cache_s: float = Field(30.0, ge=0, description="seconds a resolved key is cached")
+    # The inspector's cookie is an HMAC under this secret, never the key itself (pipeline/api/ui_session.py).
+    # None: a random one per API process, so a restart signs browsers out; set it when several API
+    # replicas share one address.
+    session_secret: SecretStr | None = None
+    ui_session_s: float = Field(12 * 3600.0, gt=0, description="seconds an inspector sign-in lasts")
+    # None: Secure when the request came over https (directly or via a trusted proxy's X-Forwarded-Proto).
+    cookie_secure: bool | None = None
 
 
 class Settings(BaseSettings):
@@ -224,7 +238,9 @@ class Settings(BaseSettings):
     # clients launch `hindsight mcp` over stdio themselves, and a fixed port nobody uses is a collision risk).
     mcp_port: int | None = None
     flower_user: str = "admin"
-    flower_password: SecretStr = SecretStr("hindsight")
+    # None: a random password made once in <data_dir>/secrets/flower_password (0600). There is no default
+    # password: Flower shows every task's arguments and can shut workers down.
+    flower_password: SecretStr | None = None
 
     log_level: str = "INFO"
     log_json: bool | None = None  # None: JSON when stderr is not a terminal
@@ -242,9 +258,13 @@ class Settings(BaseSettings):
     # Claimed batches no worker has started yet; beyond this the backlog waits in PostgreSQL, where claims
     # take user turns first. Keep it above the number of review workers so none of them idles.
     scheduler_max_waiting_batches: int = Field(16, ge=1)
-    # A batch not finished this long after dispatch is sent again by the reconcile job.
+    # A batch dispatched and not started this long after is sent again by the reconcile job (a task lost
+    # on its way). A started batch whose worker died is re-sent sooner: once its lease is free
+    # (pipeline/adapters/postgres/batch_lease.py), at the next reconcile.
     batch_stuck_s: float = Field(1200.0, gt=0)
-    reconcile_every_s: float = Field(60.0, gt=0)
+    # How often beat's reconcile runs: with the lease, the bound on how long a dead worker's batch waits
+    # before it is sent again (+ its 15 s grace, tasks/maintenance.py); a cheap indexed query.
+    reconcile_every_s: float = Field(30.0, gt=0)
     indexer_poll_s: float = Field(2.0, gt=0)
     indexer_batch: int = Field(256, ge=1)
 
@@ -275,16 +295,30 @@ class Settings(BaseSettings):
 
     @property
     def db_url(self) -> str:
-        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts."""
-        return (
-            self.database_url
-            or f"postgresql+psycopg://postgres@127.0.0.1:{self.embedded_postgres_port}/hindsight"
-        )
+        """The PostgreSQL URL in use: the configured one, else the embedded server `hindsight up` starts,
+        with the password it was given when keys are required (read from the data directory: operator
+        commands such as `hindsight keys` and `migrate` run as the account that owns it)."""
+        if self.database_url:
+            return self.database_url
+        password = _read_secret(self.data_dir / "secrets" / SECRET_FILES["postgres"])
+        user = f"postgres:{quote(password, safe='')}" if password else "postgres"
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.embedded_postgres_port}/hindsight"
 
     @property
     def broker_url(self) -> str:
-        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts."""
+        """The Redis URL in use: the configured one, else the embedded server `hindsight up` starts.
+
+        Unlike db_url, never with the embedded Redis's password from the data directory: a Python
+        client without an API key would then write into any scope through Redis again. Roles started
+        by `hindsight up` get the full URL in their environment; anything else brings its own."""
         return self.redis_url or f"redis://127.0.0.1:{self.embedded_redis_port}/0"
+
+
+def _read_secret(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:  # absent (keys not required, or not the operator's account): no password
+        return None
 
 
 def user_cache_dir() -> Path | None:

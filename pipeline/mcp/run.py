@@ -8,30 +8,36 @@ from typing import Any, Literal
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+from pipeline.core.authz import auth_required
 from pipeline.core.config import Settings
 from pipeline.mcp.gateway import ApiGateway
+from pipeline.mcp.http_auth import RequireClientKey
 from pipeline.mcp.server import build_server
 
 
 def run_mcp(settings: Settings, *, transport: Literal["stdio", "http"], host: str, port: int) -> None:
-    # The MCP server speaks for whoever holds its key (HINDSIGHT_API_KEY): the API enforces what it may do.
+    # Over stdio the server speaks for whoever holds its key (HINDSIGHT_API_KEY): the launching process.
+    # Over HTTP the server's key is never lent to a remote client: each sends its own (http_auth.py).
+    # Either way the API enforces what the key may do.
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    gateway = ApiGateway(settings.api_url, api_key=key)
+    gateway = ApiGateway(settings.api_url, api_key=key if transport == "stdio" else None)
     server = build_server(gateway)
     try:
         if transport == "stdio":
             server.run("stdio")  # stdout is the protocol: logs go to stderr (pipeline/core/logging.py)
         else:
-            anyio.run(_serve_http, server, host, port)
+            # A server given a key belongs to a deployment that uses keys, whatever it binds to.
+            keys_required = key is not None or auth_required(settings.auth.mode, host)
+            anyio.run(_serve_http, server, host, port, keys_required)
     finally:
         gateway.close()
 
 
-async def _serve_http(server: MCPServer[Any], host: str, port: int) -> None:
+async def _serve_http(server: MCPServer[Any], host: str, port: int, keys_required: bool) -> None:
     """Uvicorn on host:port (0 = any free port), announcing the bound address on stderr once listening."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    app = RequireClientKey(server.streamable_http_app(host=host), keys_required=keys_required)
     uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
 
     async def announce() -> None:

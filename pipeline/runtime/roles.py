@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from pipeline.core.config import Settings
+from pipeline.core.config import SECRET_FILES, Settings
 from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
@@ -86,8 +86,22 @@ def run_beat(settings: Settings, *, loglevel: str) -> None:
     app.start(["beat", f"--schedule={schedule}", f"--loglevel={loglevel}"])
 
 
+def flower_password(settings: Settings) -> str:
+    """The configured password, else the data directory's own (made once, 0600)."""
+    from pipeline.runtime.secret_files import data_secret
+
+    if settings.flower_password is not None:
+        return settings.flower_password.get_secret_value()
+    return data_secret(settings.data_dir, SECRET_FILES["flower"])
+
+
 def run_flower(settings: Settings) -> None:
-    user, password = settings.flower_user, settings.flower_password.get_secret_value()
+    from pipeline.core.errors import ConfigError
+
+    user, password = settings.flower_user, flower_password(settings)
+    if "," in user or ":" in user or "," in password:
+        # Flower splits FLOWER_BASIC_AUTH at commas (several user:password pairs) and each at ':'.
+        raise ConfigError("HINDSIGHT_FLOWER_USER / _PASSWORD: no ',' (nor ':' in the user) please")
     argv = [
         sys.executable,
         "-m",
@@ -96,9 +110,10 @@ def run_flower(settings: Settings) -> None:
         "flower",
         f"--port={settings.flower_port}",
         f"--address={settings.api_host}",
-        f"--basic-auth={user}:{password}",
     ]
-    os.execv(sys.executable, argv)
+    # The credentials go through the environment (readable by this account only, /proc/<pid>/environ),
+    # never argv, which any local user sees in `ps`.
+    os.execve(sys.executable, argv, {**os.environ, "FLOWER_BASIC_AUTH": f"{user}:{password}"})
 
 
 def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:

@@ -3,23 +3,55 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.core.config import Settings
+from pipeline.core.config import SECRET_FILES, Settings
 from pipeline.core.logging import get_logger
+from pipeline.runtime.embedded import EmbeddedServer
 from pipeline.runtime.supervisor import Child, Supervisor, child_env, role_argv
 
 log = get_logger(__name__)
 
 
-def run_up(settings: Settings, console: Console) -> None:
-    from pipeline.adapters.postgres.migrate import upgrade
-    from pipeline.runtime.embedded import EmbeddedServer
+def start_embedded(
+    settings: Settings, data_dir: Path, servers: list[EmbeddedServer], say: Callable[[str], None]
+) -> dict[str, str]:
+    """Start the embedded Redis and PostgreSQL that no URL replaces, appending each to `servers` as it
+    comes up (so the caller stops what started if a later one fails); returns the URLs the roles get.
+
+    When API keys are required, both servers get a password from <data_dir>/secrets/ (0600): otherwise
+    any local process could write turns into any scope through Redis, or read every memory from
+    PostgreSQL, around the keys. The roles get the URLs in their environment, never in argv.
+    """
+    from pipeline.core.authz import auth_required
     from pipeline.runtime.embedded_postgres import start_postgres
     from pipeline.runtime.embedded_redis import start_redis
+    from pipeline.runtime.secret_files import data_secret
+
+    locked = auth_required(settings.auth.mode, settings.api_host)
+    urls: dict[str, str] = {}
+    if settings.redis_url is None:
+        say("starting embedded Redis ...")
+        password = data_secret(data_dir, SECRET_FILES["redis"]) if locked else None
+        servers.append(start_redis(data_dir, settings.embedded_redis_port, password=password))
+        urls["HINDSIGHT_REDIS_URL"] = servers[-1].url
+    if settings.database_url is None:
+        say("starting embedded PostgreSQL ...")
+        password = data_secret(data_dir, SECRET_FILES["postgres"]) if locked else None
+        servers.append(start_postgres(data_dir, settings.embedded_postgres_port, password=password))
+        urls["HINDSIGHT_DATABASE_URL"] = servers[-1].url
+    return urls
+
+
+def run_up(settings: Settings, console: Console) -> None:
+    from pipeline.adapters.postgres.migrate import upgrade
+    from pipeline.runtime.roles import flower_password
 
     data_dir = settings.data_dir.resolve()
     logs = data_dir / "logs"
@@ -27,15 +59,8 @@ def run_up(settings: Settings, console: Console) -> None:
     servers: list[EmbeddedServer] = []
     supervisor: Supervisor | None = None
     try:
-        urls: dict[str, str] = {}
-        if settings.redis_url is None:
-            console.print("starting embedded Redis ...")
-            servers.append(start_redis(data_dir, settings.embedded_redis_port))
-            urls["HINDSIGHT_REDIS_URL"] = servers[-1].url
-        if settings.database_url is None:
-            console.print("starting embedded PostgreSQL ...")
-            servers.append(start_postgres(data_dir, settings.embedded_postgres_port))
-            urls["HINDSIGHT_DATABASE_URL"] = servers[-1].url
+        urls = start_embedded(settings, data_dir, servers, console.print)
+        flower_password(settings)  # made now, so the summary's path exists
         db_url = urls.get("HINDSIGHT_DATABASE_URL", settings.db_url)
         console.print("migrating the schema ...")
         upgrade(db_url)
@@ -101,17 +126,23 @@ def _print_summary(console: Console, settings: Settings, urls: dict[str, str], d
     table.add_row("Inspector", f"{settings.api_url}/ui  (metrics: {settings.api_url}/metrics)")
     if settings.mcp_port is not None:
         table.add_row("MCP", f"http://{settings.api_host}:{settings.mcp_port}/mcp  (streamable HTTP)")
+    password = (
+        "HINDSIGHT_FLOWER_PASSWORD"
+        if settings.flower_password is not None
+        else str(data_dir / "secrets" / SECRET_FILES["flower"])
+    )
     table.add_row(
-        "Flower", f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user})"
+        "Flower",
+        f"http://{settings.api_host}:{settings.flower_port}  (user {settings.flower_user}, password: {password})",
     )
     table.add_row(
         "Redis",
-        urls.get("HINDSIGHT_REDIS_URL", settings.broker_url)
+        without_password(urls.get("HINDSIGHT_REDIS_URL", settings.broker_url))
         + ("  (embedded)" if "HINDSIGHT_REDIS_URL" in urls else ""),
     )
     table.add_row(
         "PostgreSQL",
-        urls.get("HINDSIGHT_DATABASE_URL", settings.db_url)
+        without_password(urls.get("HINDSIGHT_DATABASE_URL", settings.db_url))
         + ("  (embedded)" if "HINDSIGHT_DATABASE_URL" in urls else ""),
     )
     table.add_row("Qdrant", settings.qdrant_url or f"in process, {settings.embedded_qdrant_path.resolve()}")
@@ -123,3 +154,13 @@ def _print_summary(console: Console, settings: Settings, urls: dict[str, str], d
         "[bold]hindsight recall 'where does Ana live' --agent demo --user ana[/bold]   (Ctrl-C stops)",
         markup=True,  # our own words; the CLI's consoles read no markup unless asked
     )
+
+
+def without_password(url: str) -> str:
+    """The URL as the summary prints it: a password is replaced by *** (it is in <data_dir>/secrets/)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))

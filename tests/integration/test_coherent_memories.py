@@ -98,7 +98,9 @@ def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_sta
     assert current["location"].startswith("Shanghai"), current
     # The budget has its own memory, which says the current value and the one it replaced.
     budget = [m for m in memories if "budget" in m.text]
-    assert [m.text for m in budget] == ["The offsite budget is 80,000 yuan (was 50,000 yuan until 2026-05-04)."]
+    assert [m.text for m in budget] == [
+        "The offsite budget is 80,000 yuan (was 50,000 yuan until 2026-05-04)."
+    ]
     # The inspector's listing says what each semantic memory stands for.
     listed = stack.api.get(
         "/v1/memories", params={"agent_id": AGENT, "user_id": USER, "kind": "semantic"}

@@ -218,7 +218,9 @@ ENGLISH = [
     row(
         "my laptop budget is now 1800 euros", F("budget:laptop", "1800 euros"), id="en-budget-of-a-thing-now"
     ),
-    row("the offsite budget is now 80,000 yuan", F("budget:offsite", "80,000 yuan"), id="en-budget-head-noun"),
+    row(
+        "the offsite budget is now 80,000 yuan", F("budget:offsite", "80,000 yuan"), id="en-budget-head-noun"
+    ),
     # corrections
     row("Actually it's Hangzhou, not Suzhou.", hints=(("Hangzhou", "Suzhou"),), id="en-hint-actually-its"),
     row("Actually Tuesday, not Monday.", hints=(("Tuesday", "Monday"),), id="en-hint-actually-bare"),

@@ -11,6 +11,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import BigInteger, and_, cast, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from pipeline.adapters.postgres.batch_lease import ORPHANED_RUNNING
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.adapters.postgres.store import SqlStore
@@ -185,24 +186,31 @@ class SchedulingQueries(SqlStore):
                 .values(status="dispatched", dispatched_at=now)
             )
 
-    def stalled_batches(self, *, undispatched_s: float, unfinished_s: float) -> list[int]:
-        """Batches claimed but never dispatched for `undispatched_s` seconds (a scheduler died in between),
-        or dispatched/running without finishing for `unfinished_s` seconds (a worker died, a task was lost).
+    def stalled_batches(
+        self, *, undispatched_s: float, unfinished_s: float, lease_grace_s: float
+    ) -> list[int]:
+        """Batches to send again:
+        - claimed but never dispatched for `undispatched_s` seconds (a scheduler died in between);
+        - running, started over `lease_grace_s` seconds ago, and no review holds the batch's lease: the
+          worker running it died (batch_lease.py). A running batch whose lease is held is a live
+          review, however long: it is never sent to a second worker;
+        - dispatched and not started for `unfinished_s` seconds (a task was lost on its way).
 
         The database clock decides, so processes with skewed clocks agree.
         """
         sql = text(
-            """
-            SELECT id FROM batches
-            WHERE (status = 'pending' AND created_at < now() - make_interval(secs => :undispatched))
-               OR (status IN ('dispatched', 'running')
-                   AND coalesce(dispatched_at, created_at) < now() - make_interval(secs => :unfinished))
-            ORDER BY id LIMIT 1000
+            f"""
+            SELECT b.id FROM batches b
+            WHERE (b.status = 'pending' AND b.created_at < now() - make_interval(secs => :undispatched))
+               OR ({ORPHANED_RUNNING})
+               OR (b.status = 'dispatched'
+                   AND coalesce(b.dispatched_at, b.created_at) < now() - make_interval(secs => :unfinished))
+            ORDER BY b.id LIMIT 1000
             """
         )
+        params = {"undispatched": undispatched_s, "unfinished": unfinished_s, "lease_grace": lease_grace_s}
         with translate_errors(), self.engine.connect() as conn:
-            rows = conn.scalars(sql, {"undispatched": undispatched_s, "unfinished": unfinished_s})
-            return [int(r) for r in rows]
+            return [int(r) for r in conn.scalars(sql, params)]
 
 
 # One statement of column arrays, whatever the number of turns: its text never changes, so it is parsed
