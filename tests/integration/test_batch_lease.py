@@ -9,6 +9,7 @@ from sqlalchemy import text
 from pipeline.adapters.postgres.batch_lease import batch_lease
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.repository import Repository
+from tests.helpers import wait_until
 from tests.integration.harness import DB_URL
 
 pytestmark = pytest.mark.integration
@@ -40,8 +41,9 @@ def test_a_held_lease_keeps_a_long_review_and_a_lost_one_sends_it_again(
         assert batch_id not in repo.stalled_batches(**STALE)  # a live review, however long
         with batch_lease(dsn, batch_id) as second:
             assert not second  # a second delivery leaves it to the holder
-    # The holder's connection is gone (its worker died): the batch is sent again.
-    assert batch_id in repo.stalled_batches(**STALE)
+    # The holder's connection is gone (its worker died): the batch is sent again. A dead backend lets its
+    # locks go a moment after its client is gone, so the next reconcile finds it (here: within seconds).
+    wait_until(lambda: batch_id in repo.stalled_batches(**STALE), timeout=10, what="the orphaned batch")
     with repo.engine.begin() as conn:  # just restarted (a retry after an upstream error): grace
         conn.execute(text("UPDATE batches SET started_at = now() WHERE id = :b"), {"b": batch_id})
     assert batch_id not in repo.stalled_batches(**STALE)

@@ -63,8 +63,16 @@ def batch_lease(dsn: str, batch_id: int) -> Iterator[bool]:
             ).fetchone()
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL unavailable (batch lease): {exc}") from exc
-        # Closing the connection releases the lock (no explicit unlock: it could fail on a lost link).
-        yield bool(row and row[0])
+        held = bool(row and row[0])
+        try:
+            yield held
+        finally:
+            # Closing the connection releases the lock too, but the server lets it go only once the
+            # backend has exited, a moment after the client hung up: a reconcile in between would see a
+            # finished review's batch as live. So unlock now; on a lost link the close does it.
+            if held:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LEASE_CLASS, lease_key(batch_id)))
 
 
 # A `running` batch whose lease no session holds: its worker died. `b` is the batches row.
