@@ -87,6 +87,10 @@ class Hit:
     # False: a raw turn still waiting for its review (recallable at once: read your writes); its review may
     # yet send it cold, merge or quarantine it.
     reviewed: bool = True
+    # A semantic memory's members whose words its text states: it stands in for these only (issue 27).
+    speaks_for: tuple[str, ...] = ()
+    # A semantic memory: how many turns it stands for and when they were said ({"turns", "first", "last"}).
+    stands_for: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -104,6 +108,8 @@ class Hit:
             "superseded": self.superseded,
             "reviewed": self.reviewed,
         }
+        if self.stands_for is not None:
+            out["stands_for"] = self.stands_for
         if self.explain is not None:
             out["explain"] = self.explain
         return out

@@ -42,6 +42,11 @@ class SemanticRow:
     valid_to: datetime | None
     turn_ids: tuple[str, ...]
     base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
+    # The members whose words its text states (issue 27): all of them for a fact chain's template or an LLM
+    # summary of them; for an extractive text, the members it was taken from. It stands in for these only.
+    speaks_for: tuple[str, ...] = ()
+    first_said: datetime | None = None  # when its members were said
+    last_said: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

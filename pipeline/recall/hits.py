@@ -68,6 +68,12 @@ def to_hit(
             session_id=None,
             event_time=memory.valid_from,
             explain=_explain(c, factors, window),
+            speaks_for=memory.speaks_for,
+            stands_for={
+                "turns": len(memory.turn_ids),
+                "first": memory.first_said.isoformat() if memory.first_said else None,
+                "last": memory.last_said.isoformat() if memory.last_said else None,
+            },
         )
     row = episodes.get(ref)
     if row is None:
@@ -149,9 +155,12 @@ def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[st
 
 
 def stand_in(hits: list[Hit], max_members: int) -> list[Hit]:
-    """A semantic memory of at most `max_members` turns stands in for its members: it ranks at least as
-    high as its best member found (times the semantic boost) and the members leave the list. Every
-    memory lists its most relevant members' turns first. `hits` come sorted by score; so does the result."""
+    """A semantic memory of at most `max_members` turns stands in for the members it speaks for
+    (`Hit.speaks_for`: the members whose words its text states): it ranks at least as high as the best of
+    them found (times the semantic boost) and they leave the list. A member it does not speak for keeps its
+    own place, and lends the memory nothing: a budget memory must not rank on, or hide, a residence turn
+    that cosine put beside it (issue 27). Every memory lists its most relevant members' turns first.
+    `hits` come sorted by score; so does the result."""
     relevance: dict[str, float] = {}
     for h in hits:
         if h.kind == "episode":
@@ -160,7 +169,7 @@ def stand_in(hits: list[Hit], max_members: int) -> list[Hit]:
     lifted = []
     for h in hits:
         stands_in = h.kind == "semantic" and len(h.source_turn_ids) <= max_members
-        best = max((relevance.get(t, 0.0) for t in h.source_turn_ids), default=0.0) if stands_in else 0.0
+        best = max((relevance.get(t, 0.0) for t in h.speaks_for), default=0.0) if stands_in else 0.0
         if best * ranking.SEMANTIC_BOOST > h.score:
             explain = {**(h.explain or {}), "stands_in_for_score": round(best, 6)}
             h = replace(h, score=best * ranking.SEMANTIC_BOOST, explain=explain)
@@ -171,7 +180,7 @@ def stand_in(hits: list[Hit], max_members: int) -> list[Hit]:
     for h in lifted:
         if h.kind == "semantic":
             if len(h.source_turn_ids) <= max_members:
-                covered.update(h.source_turn_ids)
+                covered.update(h.speaks_for)
             out.append(replace(h, source_turn_ids=ranking.order_turns(h.source_turn_ids, relevance)))
         elif not (h.source_turn_ids and covered.issuperset(h.source_turn_ids)):
             out.append(h)

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import text
 
 from bench.consolidation import keyword_list
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack
 
@@ -75,6 +76,23 @@ def test_every_memory_a_full_review_builds_is_a_sentence(stack: Stack, name: str
         what="the full review",
     )
     with stack.repo.engine.connect() as conn:
-        texts = list(conn.scalars(text("SELECT text FROM semantic_memories WHERE valid_to IS NULL")))
+        rows = conn.execute(
+            text("SELECT id, text, method FROM semantic_memories WHERE valid_to IS NULL")
+        ).all()
+        content = {
+            r.turn_id: " ".join(r.content.split())
+            for r in conn.execute(text("SELECT turn_id, content FROM episodes"))
+        }
+    texts = [r.text for r in rows]
     assert len(texts) >= 2, "too few memories for the test to prove anything"
     assert [t for t in texts if keyword_list(t)] == []
+    # Each memory speaks for (may stand in for) the members whose words its text states: an extractive
+    # text for the members it was taken from, never for a member that does not say it.
+    read = RecallStore(stack.repo.engine).semantic_by_id([r.id for r in rows], agent_id=agent, user_id=user)
+    for r in rows:
+        memory = read[r.id]
+        assert memory.speaks_for, r.text
+        if r.method == "extractive":
+            said = r.text.rstrip(".。!！…")
+            assert all(said in content[t] for t in memory.speaks_for), r.text
+            assert not [t for t in memory.turn_ids if t not in memory.speaks_for and said in content[t]]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.adapters.postgres.recall_sql import RecallStore
 from tests.helpers import PARAPHRASES, UNRELATED, wait_until
 from tests.integration.harness import Stack
 
@@ -123,12 +124,23 @@ def test_members_rank_whole_and_a_semantic_memory_is_recalled_beside_them_only_w
             results = _recall(stack, q, "mo")
             memories = [r for r in results if r["kind"] == "semantic"]
             assert [set(m["source_turn_ids"]) for m in memories] == ([members] if switched_on else []), q
+            for m in memories:  # what it stands for, and when it was said
+                assert m["stands_for"]["turns"] == len(members)
+                assert m["stands_for"]["first"] <= m["stands_for"]["last"]
             alone = {t for r in results if r["kind"] == "episode" for t in r["source_turn_ids"]}
             assert members <= alone, q
             assert all(r["explain"]["weight"] == 1.0 for r in results if r["kind"] == "episode")
             scores = [r["score"] for r in results]
             assert scores == sorted(scores, reverse=True)
     deps.tuning = default
+    # The paraphrases state one fact (answer_style): the memory is the chain's template, which speaks for
+    # every member, so each may lend it its rank (issue 27; extractive texts: test_memory_texts.py).
+    memory_id = int(semantic[0]["id"].split(":")[1])
+    row = RecallStore(stack.repo.engine).semantic_by_id([memory_id], agent_id="agent-a", user_id="mo")[
+        memory_id
+    ]
+    assert row.text == "The user prefers short answers."
+    assert set(row.speaks_for) == members
 
 
 def _get_memories(stack: Stack) -> list[dict[str, Any]]:

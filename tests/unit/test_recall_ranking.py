@@ -108,9 +108,17 @@ def test_recall_at_k_counts_distinct_turns_not_results() -> None:
 
 
 def _hit(
-    id_: str, score: float, turns: tuple[str, ...], *, kind: str = "episode", superseded: bool = False
+    id_: str,
+    score: float,
+    turns: tuple[str, ...],
+    *,
+    kind: str = "episode",
+    superseded: bool = False,
+    speaks_for: tuple[str, ...] | None = None,
 ) -> Hit:
-    return Hit(id_, kind, id_, score, 1.0, None, None, turns, None, superseded=superseded)  # type: ignore[arg-type]
+    # A semantic memory speaks for all its members unless told otherwise (a template or LLM summary).
+    said = turns if speaks_for is None and kind == "semantic" else (speaks_for or ())
+    return Hit(id_, kind, id_, score, 1.0, None, None, turns, None, superseded=superseded, speaks_for=said)  # type: ignore[arg-type]
 
 
 def test_history_puts_superseded_statements_below_every_current_one_even_on_ties() -> None:
@@ -138,6 +146,19 @@ def test_small_semantic_memories_stand_in_for_their_members_and_large_ones_do_no
     assert out[0].source_turn_ids == ("b", "a", "c")  # most relevant member first
     assert out[0].explain == {"stands_in_for_score": 0.9}
     assert out[2].score == 0.1  # a 21-turn memory keeps its own rank, and "other" keeps its place
+
+
+def test_a_memory_borrows_from_and_hides_only_the_members_it_speaks_for() -> None:
+    # Issue 27: "the offsite budget is now 80,000 yuan" with a residence turn cosine put beside it. The
+    # residence turn is the best hit for "where does the user live?": the memory may not rank on it or hide it.
+    hits = [
+        _hit("residence", 0.9, ("home",)),
+        _hit("budget-turn", 0.2, ("budget",)),
+        _hit("memory", 0.1, ("budget", "home"), kind="semantic", speaks_for=("budget",)),
+    ]
+    out = recall_hits.stand_in(hits, max_members=12)
+    assert [h.id for h in out] == ["residence", "memory"]
+    assert out[1].score == pytest.approx(0.2 * ranking.SEMANTIC_BOOST)  # lifted by its own member only
 
 
 def _episode(weight: float, folded_into: int) -> RecallEpisode:

@@ -132,10 +132,17 @@ LEXICAL_CHUNK = 2000
 # Open (or at `as_of` valid) semantic memories with their members' turn ids, merged turns included.
 _SEMANTIC = """
     SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to,
-           array_agg(t.turn_id ORDER BY t.ord) AS turn_ids
+           array_agg(t.turn_id ORDER BY t.ord) AS turn_ids,
+           coalesce(array_agg(t.turn_id ORDER BY t.ord) FILTER (WHERE t.says), '{}') AS speaks_for,
+           min(t.ts) AS first_said, max(t.ts) AS last_said
     FROM semantic_memories m
     JOIN LATERAL (
-        SELECT x.turn_id, row_number() OVER () AS ord
+        SELECT x.turn_id, e.ts, row_number() OVER () AS ord,
+               -- A template or an LLM summary states what every member states; an extractive text is
+               -- one member's sentence (filler trimmed, a full stop added): it speaks for the members
+               -- that say it.
+               m.method IN ('template', 'llm')
+               OR strpos(regexp_replace(e.content, '[[:space:]]+', ' ', 'g'), rtrim(m.text, '.。!！…')) > 0 AS says
         FROM semantic_members sm JOIN episodes e ON e.id = sm.episode_id
         CROSS JOIN LATERAL unnest(array_prepend(e.turn_id, e.merged_turn_ids)) AS x(turn_id)
         WHERE sm.memory_id = m.id
@@ -267,6 +274,9 @@ class RecallStore:
                     r.valid_to,
                     tuple(dict.fromkeys(r.turn_ids)),
                     r.base_weight,
+                    tuple(dict.fromkeys(r.speaks_for)),
+                    r.first_said,
+                    r.last_said,
                 )
                 for r in rows
             }
