@@ -195,6 +195,21 @@ class Stack:
             what=f"{len(turn_ids)} turns reviewed and indexed",
         )
 
+    def full_review(self, agent_id: str, user_id: str, timeout: float = 60.0) -> list[int]:
+        """Ask the API for a full review of the scope (as an operator would) and wait until it is done."""
+        response = self.api.post("/v1/review", json={"agent_id": agent_id, "user_id": user_id, "full": True})
+        assert response.status_code == 202, response.text
+        batch_ids: list[int] = response.json()["batch_ids"]
+        wait_until(
+            lambda: (
+                self.api.post("/v1/progress", json={"batch_ids": batch_ids or [0]}).json()["batches"]["done"]
+                == len(batch_ids)
+            ),
+            timeout=timeout,
+            what="the full review",
+        )
+        return batch_ids
+
     def recall(self, q: str, agent_id: str, user_id: str, k: int = 5) -> list[dict[str, object]]:
         response = self.api.get(
             "/v1/recall", params={"q": q, "agent_id": agent_id, "user_id": user_id, "k": k}

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tests.helpers import wait_until
 from tests.integration.harness import Stack
 
 pytestmark = pytest.mark.integration
@@ -53,17 +52,7 @@ def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_sta
     for s in range((len(TURNS) + 3) // 4):
         stack.client.end_session(AGENT, USER, f"s{s}")
     stack.wait_indexed(ids)
-    response = stack.api.post("/v1/review", json={"agent_id": AGENT, "user_id": USER, "full": True})
-    assert response.status_code == 202
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids or [0]}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=90,
-        what="the full review",
-    )
+    stack.full_review(AGENT, USER, timeout=90)
     memories = _rows(stack, "SELECT id, text FROM semantic_memories WHERE valid_to IS NULL")
     assert memories, "the review built no memory: the test would prove nothing"
     about: dict[str, set[str]] = {}

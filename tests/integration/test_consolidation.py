@@ -36,17 +36,7 @@ def _session(stack: Stack, session: str, contents: list[str], start: datetime) -
 
 
 def _full_review(stack: Stack) -> list[int]:
-    response = stack.api.post("/v1/review", json={"agent_id": "agent-a", "user_id": "mo", "full": True})
-    assert response.status_code == 202
-    batch_ids: list[int] = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids or [0]}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=60,
-        what="the full review",
-    )
+    batch_ids = stack.full_review("agent-a", "mo")
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
     return batch_ids
 

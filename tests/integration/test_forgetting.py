@@ -66,16 +66,7 @@ def scope(stack: Stack) -> dict[str, str]:
     ]
     stack.client.end_session("agent-a", "zoe", "s1")
     stack.wait_indexed(ids)
-    response = stack.api.post("/v1/review", json={"agent_id": "agent-a", "user_id": "zoe", "full": True})
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=60,
-        what="the full review",
-    )
+    stack.full_review("agent-a", "zoe")
     _settle(stack)
     assert _rows(stack, "SELECT count(*) FROM semantic_memories WHERE valid_to IS NULL") == [(1,)]
     return {r[0]: f"episode:{r[1]}" for r in _rows(stack, "SELECT turn_id, id FROM episodes")}

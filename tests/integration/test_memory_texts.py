@@ -16,7 +16,6 @@ from sqlalchemy import text
 
 from bench.consolidation import keyword_list
 from pipeline.adapters.postgres.recall_sql import RecallStore
-from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack
 
 pytestmark = pytest.mark.integration
@@ -64,17 +63,7 @@ def test_every_memory_a_full_review_builds_is_a_sentence(stack: Stack, name: str
     for session in dict.fromkeys(t["session"] for t in turns):
         stack.client.end_session(agent, user, session)
     stack.wait_indexed(ids, timeout=240)
-    response = stack.api.post("/v1/review", json={"agent_id": agent, "user_id": user, "full": True})
-    assert response.status_code == 202
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids or [0]}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=180,
-        what="the full review",
-    )
+    stack.full_review(agent, user, timeout=180)
     with stack.repo.engine.connect() as conn:
         rows = conn.execute(
             text("SELECT id, text, method FROM semantic_memories WHERE valid_to IS NULL")

@@ -63,17 +63,7 @@ def _recalled_turns(stack: Stack, q: str) -> set[str]:
 
 
 def _full_review(stack: Stack) -> None:
-    response = stack.api.post("/v1/review", json={"agent_id": AGENT, "user_id": USER, "full": True})
-    assert response.status_code == 202, response.text
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=60,
-        what="the full review",
-    )
+    stack.full_review(AGENT, USER)
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
 

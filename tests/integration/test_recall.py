@@ -97,17 +97,7 @@ def test_members_rank_whole_and_a_semantic_memory_is_recalled_beside_them_only_w
     first = _session(stack, "mo", "s1", PARAPHRASES[:2] + UNRELATED[:3], JAN)
     second = _session(stack, "mo", "s2", PARAPHRASES[2:] + UNRELATED[3:], JAN + timedelta(days=7))
     members = {first[0], first[1], second[0], second[1]}
-    response = stack.api.post("/v1/review", json={"agent_id": "agent-a", "user_id": "mo", "full": True})
-    assert response.status_code == 202
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=60,
-        what="the full review",
-    )
+    stack.full_review("agent-a", "mo")
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
     # By default recall ranks turns only (semantic memories took result slots from the turns holding the

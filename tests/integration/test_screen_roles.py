@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tests.helpers import wait_until
 from tests.integration.harness import Stack
 
 pytestmark = pytest.mark.integration
@@ -53,17 +52,7 @@ def test_screen_keeps_own_words_and_quarantines_orders_aimed_at_the_agent(stack:
     ]
     stack.client.end_session(AGENT, USER, "s1")
     stack.wait_indexed(ids)
-    response = stack.api.post("/v1/review", json={"agent_id": AGENT, "user_id": USER, "full": True})
-    assert response.status_code == 202, response.text
-    batch_ids = response.json()["batch_ids"]
-    wait_until(
-        lambda: (
-            stack.api.post("/v1/progress", json={"batch_ids": batch_ids}).json()["batches"]["done"]
-            == len(batch_ids)
-        ),
-        timeout=60,
-        what="the full review",
-    )
+    stack.full_review(AGENT, USER)
 
     status = dict(_rows(stack, "SELECT turn_id, status FROM episodes"))
     assert status["r-0"] != "quarantined", status
