@@ -55,6 +55,10 @@ UNKNOWN_SUSPICION = 1.25
 QUOTED_WEIGHT = 0.5
 # A person's turn that frames what it carries as a joke, a meme or a question about a scam.
 MENTION_SUSPICION = 0.6
+# A turn that asks about something ("what is …?") is a mention only when what it states outside its questions
+# would, screened alone, be clean: at the default uncertain band (InjectionThresholds.uncertain_from) it
+# instructs, and its question does not soften that.
+STATED_INSTRUCTS_AT = 0.4
 
 # Zero-width and bidi control characters: invisible, and used to split keywords ("ig\u200bnore").
 _INVISIBLE = dict.fromkeys(
@@ -531,16 +535,22 @@ def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
     best = _matched(reading.said, 1.0, source, {})
     if reading.quoted:  # words quoted by a person are reported, not said to the agent
         best = _matched(reading.quoted, QUOTED_WEIGHT, source, best)
-    keep = 1.0
-    for weight in best.values():
-        keep *= 1.0 - weight
-    raw = 1.0 - keep
-    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (
-        MENTION_SUSPICION if reading.mention else 1.0
-    )
+    raw = _noisy_or(best)
+    mention = reading.mention
+    if reading.asks:
+        stated = _noisy_or(_matched(reading.stated, 1.0, source, {}))
+        mention = stated * SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) < STATED_INSTRUCTS_AT
+    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (MENTION_SUSPICION if mention else 1.0)
     score = min(1.0, raw * suspicion)
     names = tuple(sorted(best, key=lambda n: (-best[n], n)))
     return InjectionVerdict(score=round(score, 6), raw=round(raw, 6), features=names, source=source)
+
+
+def _noisy_or(best: dict[str, float]) -> float:
+    keep = 1.0
+    for weight in best.values():
+        keep *= 1.0 - weight
+    return 1.0 - keep
 
 
 def _matched(content: str, scale: float, source: str, best: dict[str, float]) -> dict[str, float]:
