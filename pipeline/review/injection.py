@@ -55,6 +55,10 @@ UNKNOWN_SUSPICION = 1.25
 QUOTED_WEIGHT = 0.5
 # A person's turn that frames what it carries as a joke, a meme or a question about a scam.
 MENTION_SUSPICION = 0.6
+# A turn that asks about something ("what is …?") is a mention only when what it states outside its questions
+# would, screened alone, be clean: at the default uncertain band (InjectionThresholds.uncertain_from) it
+# instructs, and its question does not soften that.
+STATED_INSTRUCTS_AT = 0.4
 
 # Zero-width and bidi control characters: invisible, and used to split keywords ("ig\u200bnore").
 _INVISIBLE = dict.fromkeys(
@@ -103,6 +107,20 @@ _ZH_SEND = r"(?:发送|发给|发到|转发|上传|泄露|分享|复制|传给|�
 _ZH_AI = r"(?:ai|助手|大模型|模型|机器人|人工智能|智能体|代理)"
 
 
+# Lower-case letters that IGNORECASE equates with an ASCII letter of a pattern although they differ from it:
+# dotless ı (i) and long ſ (s). A lower-cased text holding one is matched with IGNORECASE as before; any other
+# lower-cased text matches a pattern of lower-case letters case-sensitively exactly where IGNORECASE would (its
+# upper-case letters are gone, and İ and the Kelvin sign lower to ASCII). Case-sensitive, CPython's `re`
+# compares characters without folding them and can skip ahead to a pattern's possible first characters.
+CASE_SAFE_EXCEPTIONS = frozenset("\u0131\u017f")
+
+
+def _has_upper(pattern: str) -> bool:
+    """Whether a pattern's text (escapes such as \\S aside) holds an upper-case or case-folding non-ASCII letter."""
+    plain = re.sub(r"\\.", "", pattern)
+    return any(c.lower() != c or (not c.isascii() and c.upper() != c) for c in plain)
+
+
 @dataclass(frozen=True, slots=True)
 class Feature:
     name: str
@@ -113,9 +131,21 @@ class Feature:
     other_weight: float = 0.0
     # Case-sensitive patterns ("DAN") read the text as written; the rest its normalised lower case.
     on_original: bool = field(init=False)
+    # The same pattern without IGNORECASE, for a normalised text (already lower case) that holds none of
+    # CASE_SAFE's exceptions: it matches exactly where the original does, and faster (see _matched).
+    lowered: re.Pattern[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "on_original", not self.pattern.flags & re.IGNORECASE)
+        on_original = not self.pattern.flags & re.IGNORECASE
+        object.__setattr__(self, "on_original", on_original)
+        lowered = self.pattern
+        if not on_original:
+            if _has_upper(self.pattern.pattern):  # pragma: no cover - every pattern here is lower case
+                raise ValueError(
+                    f"feature {self.name}: a pattern read on lower-cased text has an upper-case letter"
+                )
+            lowered = re.compile(self.pattern.pattern, self.pattern.flags & ~re.IGNORECASE)
+        object.__setattr__(self, "lowered", lowered)
 
     def weight_for(self, source: str) -> float:
         if self.sources is None or source in self.sources:
@@ -531,31 +561,42 @@ def assess(content: str, *, role: str, source: str) -> InjectionVerdict:
     best = _matched(reading.said, 1.0, source, {})
     if reading.quoted:  # words quoted by a person are reported, not said to the agent
         best = _matched(reading.quoted, QUOTED_WEIGHT, source, best)
-    keep = 1.0
-    for weight in best.values():
-        keep *= 1.0 - weight
-    raw = 1.0 - keep
-    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (
-        MENTION_SUSPICION if reading.mention else 1.0
-    )
+    raw = _noisy_or(best)
+    mention = reading.mention
+    if reading.asks:
+        stated = _noisy_or(_matched(reading.stated, 1.0, source, {}))
+        mention = stated * SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) < STATED_INSTRUCTS_AT
+    suspicion = SOURCE_SUSPICION.get(source, UNKNOWN_SUSPICION) * (MENTION_SUSPICION if mention else 1.0)
     score = min(1.0, raw * suspicion)
     names = tuple(sorted(best, key=lambda n: (-best[n], n)))
     return InjectionVerdict(score=round(score, 6), raw=round(raw, 6), features=names, source=source)
+
+
+def _noisy_or(best: dict[str, float]) -> float:
+    keep = 1.0
+    for weight in best.values():
+        keep *= 1.0 - weight
+    return 1.0 - keep
 
 
 def _matched(content: str, scale: float, source: str, best: dict[str, float]) -> dict[str, float]:
     """The strongest weight of each feature found in `content` (times `scale`), merged into `best`."""
     best = dict(best)
     text = normalise(content)
+    case_safe = CASE_SAFE_EXCEPTIONS.isdisjoint(text)
     # Most features need a word the turn does not contain: those are not run at all.
     admitted = _ON_NORMALISED.admitted(text) | _ON_ORIGINAL.admitted(content)
     for i, feature in enumerate(FEATURES):
         if i not in admitted:
             continue
         weight = feature.weight_for(source) * scale
-        if weight > best.get(feature.name, 0.0) and feature.pattern.search(
-            content if feature.on_original else text
-        ):
+        if weight <= best.get(feature.name, 0.0):
+            continue
+        if feature.on_original:
+            found = feature.pattern.search(content)
+        else:
+            found = (feature.lowered if case_safe else feature.pattern).search(text)
+        if found:
             best[feature.name] = weight
     return best
 
