@@ -102,7 +102,10 @@ class MemoryTools:
         source: Literal["user", "agent", "tool", "external"] | None = None,
         metadata: Annotated[
             dict[str, Any] | None,
-            Field(description="optional: entity, attribute, value (an explicit fact), core, space, priority"),
+            Field(
+                description="optional: entity, attribute, value (an explicit fact), core, space, priority;"
+                " on a tool turn, its call record: tool, args, status (ok|error|timeout), latency_ms, error, task"
+            ),
         ] = None,
         turn_id: Annotated[
             str | None, Field(description="your unique id for the turn; made if omitted")
