@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pipeline.core.review_records import OpenToolInsight
 from pipeline.core.tool_calls import ToolCall
 
 
@@ -44,16 +45,6 @@ class GroupKey:
     def key(self) -> str:
         """A stable text key: task | tool | keys."""
         return f"{self.task or ''}|{self.tool}|{','.join(self.arg_keys)}"
-
-
-@dataclass(frozen=True, slots=True)
-class OpenInsight:
-    """An insight's open version, as the next review compares against it."""
-
-    id: int
-    key: str
-    calls_total: int
-    last_ts: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +185,7 @@ def statement(group: GroupKey, e: Estimate) -> str:
 
 def plan(
     calls: Iterable[ToolCall],
-    open_insights: Iterable[OpenInsight],
+    open_insights: Iterable[OpenToolInsight],
     params: ToolInsightParams = ToolInsightParams(),
 ) -> list[InsightPlan]:
     """An insight (or a new version of the open one) for every group with calls its open version has not
@@ -202,7 +193,7 @@ def plan(
     groups: dict[GroupKey, list[ToolCall]] = {}
     for c in sorted(calls, key=lambda c: (c.ts, c.episode_id)):
         groups.setdefault(group_of(c), []).append(c)
-    known: Mapping[str, OpenInsight] = {o.key: o for o in open_insights}
+    known: Mapping[str, OpenToolInsight] = {o.key: o for o in open_insights}
     out: list[InsightPlan] = []
     for group, members in sorted(groups.items(), key=lambda kv: kv[0].key):
         current = known.get(group.key)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pipeline.core.review_records import OpenToolInsight
 from pipeline.core.tool_calls import ToolCall
 from pipeline.review import tool_insights as ti
 from pipeline.review.tool_scoring import error_information, latency_score, score_call
@@ -110,7 +111,7 @@ def test_groups_split_by_tool_argument_pattern_and_task_case_insensitively() -> 
 def test_an_unchanged_group_is_left_alone_and_a_grown_one_is_versioned() -> None:
     calls = [call(i, True) for i in range(10)]
     key = ti.group_of(calls[0]).key
-    same = ti.OpenInsight(id=7, key=key, calls_total=10, last_ts=calls[-1].ts)
+    same = OpenToolInsight(id=7, key=key, calls_total=10, last_ts=calls[-1].ts)
     assert ti.plan(calls, [same]) == []
     grown = ti.plan([*calls, call(10, False)], [same])
     assert [p.replaces for p in grown] == [7]
