@@ -21,7 +21,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.core.review_records import OpenToolInsight
@@ -174,9 +174,10 @@ def statement(group: GroupKey, e: Estimate) -> str:
         commonest = max(e.failures, key=lambda s: (e.failures[s], s))
         reason = "timeouts" if commonest == "timeout" else "errors"
         verb = f"fails on {100 - share}% of calls (mostly {reason})"
-    parts = [f"{e.ok} of {e.calls} calls"]
+    failing = not verb.startswith("succeeds")
+    parts = [f"{e.ok} of {e.calls} calls" + (" succeeded" if failing else "")]
     if e.since is not None:
-        parts[0] += f" since {e.since:%Y-%m-%d %H:%M}"
+        parts[0] += f" since {e.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
     if e.median_latency_ms is not None:
         parts.append(f"median {_seconds(e.median_latency_ms)}")
     was = f"; was {round(100 * e.previous_rate)}% before" if e.previous_rate is not None else ""
