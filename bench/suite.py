@@ -387,6 +387,42 @@ def _consolidation(ctx: Context, *, topics: int | None = None) -> Figures:
     )
 
 
+def _tools(ctx: Context) -> Figures:
+    from bench import tools
+
+    return tools.run_tools_bench(
+        ctx.settings,
+        database_url=ctx.database_url or tools.BENCH_DATABASE_URL,
+        redis_url=tools.BENCH_REDIS_URL,
+        write=ctx.write,
+        console=ctx.console,
+    )
+
+
+def _tools_headlines(f: Figures) -> list[Headline]:
+    from bench.tools import TARGETS
+
+    return [
+        _target(
+            f["direction"], f["direction"] >= TARGETS["direction"], ".0%", "≥ 95%", "tools: better named"
+        ),
+        _target(
+            f["max_rate_error_points"],
+            f["max_rate_error_points"] <= TARGETS["max_rate_error_points"],
+            ".1f",
+            "≤ 5 points",
+            "tools: max success-rate error",
+        ),
+        _target(
+            f["degradation_hours"],
+            f["degradation_hours"] <= TARGETS["degradation_hours"],
+            ".1f",
+            "≤ 24 h",
+            "tools: hours until a degradation shows",
+        ),
+    ]
+
+
 def _consolidation_headlines(f: Figures) -> list[Headline]:
     from bench.consolidation import TARGET_COMPLETENESS, TARGET_KEYWORD_TEXTS, TARGET_MIXED, TARGET_PURITY
 
@@ -595,6 +631,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         {},
         _consolidation_headlines,
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_consolidation",
+        locomo=False,
+    ),
+    # A simulated month of tool calls through full reviews in-process: its own database, about a minute.
+    Benchmark(
+        "tools",
+        _tools,
+        {},
+        {},
+        _tools_headlines,
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_tools",
         locomo=False,
     ),
     Benchmark(

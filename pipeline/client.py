@@ -217,6 +217,27 @@ class MemoryClient:
                 params[name] = value
         return self._get("/v1/memories", params)
 
+    def tool_insights(
+        self, *, agent_id: str, user_id: str, task: str | None = None, limit: int = 50
+    ) -> dict[str, Any]:
+        """What review learnt about the agent's tools: {"insights": [{"text", "tool", "arg_keys", "task",
+        "success_rate", "calls", "ok", "median_latency_ms", "window", "source_turn_ids", ...}]}, per task,
+        the best success rate first (issue 30)."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit}
+        if task is not None:
+            params["task"] = task
+        return self._get("/v1/tool-insights", params)
+
+    def prompt(
+        self, *, agent_id: str, user_id: str, task: str | None = None, budget_tokens: int = 400
+    ) -> dict[str, Any]:
+        """A block for the agent's system prompt: {"prompt": text, "tokens": estimated (characters / 4),
+        ...}: current facts, preferences and the tool insights of `task`, within `budget_tokens`."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "budget_tokens": budget_tokens}
+        if task is not None:
+            params["task"] = task
+        return self._get("/v1/prompt", params)
+
     def _get(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
         return self._request("GET", path, params=params)
 

@@ -2,7 +2,7 @@
 says whose fault it is.
 
 The routes live in their own modules (turns, recall_route, memory_writes, operations, health,
-working_memory, reflect, quarantine, memories, metrics, ui); what they share (ApiDeps, `Deps`,
+working_memory, reflect, quarantine, tool_insights, memories, metrics, ui); what they share (ApiDeps, `Deps`,
 `memory_ref`) is in deps.py, and recall as the API serves it (`run_recall`) in recall_route.py.
 """
 
@@ -30,6 +30,7 @@ from pipeline.api import (
     quarantine,
     recall_route,
     reflect,
+    tool_insights,
     turns,
     ui,
     working_memory,
@@ -131,7 +132,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     for routes in (turns.router, recall_route.router, memory_writes.router, operations.router):
         app.include_router(routes, dependencies=AUTHENTICATED)
     app.include_router(health.router)
-    for extra in (working_memory.router, reflect.router, quarantine.router):
+    for extra in (working_memory.router, reflect.router, quarantine.router, tool_insights.router):
         app.include_router(extra, dependencies=AUTHENTICATED)
     app.include_router(memories.router, tags=["inspect"], dependencies=AUTHENTICATED)
     app.include_router(metrics.router)

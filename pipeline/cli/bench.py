@@ -444,6 +444,31 @@ def bench_consolidation(
         fail("consolidation targets missed (see above)")
 
 
+@bench_app.command("tools", epilog=example("hindsight bench tools --no-write"))
+def bench_tools(
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HINDSIGHT_BENCH_TOOLS_DATABASE_URL",
+            help="disposable database, TRUNCATEd (default: hindsight_bench_tools on 127.0.0.1)",
+        ),
+    ] = None,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Tool insights from a simulated month of tool traffic: better tool named, rate error, degradation."""
+    from bench import tools as bench
+
+    figures = bench.run_tools_bench(
+        load_settings(),
+        database_url=database_url or bench.BENCH_DATABASE_URL,
+        redis_url=bench.BENCH_REDIS_URL,
+        write=write,
+        console=out,
+    )
+    if not bench.met(figures):
+        fail("tool insight targets missed (see above)")
+
+
 @bench_app.command("recall", epilog=example("hindsight bench recall --n 20000 --no-write"))
 def bench_recall(
     n: Annotated[int, typer.Option(min=1000, help="memories in the one scope")] = 100_000,

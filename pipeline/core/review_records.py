@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.core.models import CorrectionHint, FactCandidate
+from pipeline.core.tool_calls import ToolCall
 from pipeline.core.vectors import Vector
 
 # -- what a review reads -----------------------------------------------------------------------------
@@ -113,6 +114,19 @@ class ReviewInputs:
     # Every (entity/attribute, turn ids) a believed fact names, current or closed: what each turn is about,
     # for the cohesion rule (consolidation.coherent): a memory never joins turns of two attributes.
     fact_attributes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    # The scope's tool calls (most recent first, up to a limit) and its open tool insights (issue 30).
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    open_insights: list[OpenToolInsight] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenToolInsight:
+    """A tool insight's open version, as the next review compares against it."""
+
+    id: int
+    key: str
+    calls_total: int
+    last_ts: datetime | None
 
 
 # -- what a review writes ----------------------------------------------------------------------------
@@ -144,7 +158,8 @@ class MemoryPlan:
 class MemoryWrite:
     plan: MemoryPlan
     text: str
-    method: str  # extractive | llm
+    method: str  # extractive | llm | template | tool_insight
+    details: dict[str, Any] | None = None  # kind-specific numbers (a tool insight's counts and rates)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pipeline.core.models import (
     StreamEvent,
     Turn,
 )
+from pipeline.core.tool_calls import TOOL_KEYS, TOOL_ROLE, TOOL_STATUSES
 
 # A turn's text: a long assistant reply with code runs to tens of KB. Review embeds what is past the
 # model's first window as passages (pipeline/review/passages.py); BM25 reads all of it.
@@ -30,6 +31,8 @@ MAX_METADATA_BYTES = 16 * 1024
 MAX_METADATA_DEPTH = 8
 MIN_YEAR, MAX_YEAR = 1900, 2200
 KINDS = ("turn", "session_end")
+MAX_TOOL_NAME_CHARS = 200
+MAX_TASK_CHARS = 500
 STREAM_VERSION = "1"
 
 
@@ -127,6 +130,46 @@ def _check_known_metadata(meta: dict[str, Any]) -> None:
             raise InvalidTurn("metadata.priority: must be an integer 1..9")
 
 
+def check_tool_metadata(meta: dict[str, Any], role: str) -> dict[str, Any]:
+    """A tool turn's call record (issue 30): `tool`, `args`, `status`, `latency_ms`, `error`, `task`.
+
+    Checked on `tool` turns only: other roles may use these keys for their own ends, as before. A tool
+    turn with none of them is an ordinary turn; one with any of them names its tool and how the call ended,
+    or the record would count nowhere."""
+    if role != TOOL_ROLE or not any(k in meta for k in TOOL_KEYS):
+        return meta
+    _check_tool_name(meta.get("tool"))
+    if "status" not in meta:
+        raise InvalidTurn(f"metadata.status: missing (how the call ended: {', '.join(TOOL_STATUSES)})")
+    if meta["status"] not in TOOL_STATUSES:
+        raise InvalidTurn(f"metadata.status: must be one of {', '.join(TOOL_STATUSES)}")
+    if "args" in meta and not isinstance(meta["args"], dict):
+        raise InvalidTurn(f"metadata.args: must be an object, got {type(meta['args']).__name__}")
+    latency = meta.get("latency_ms", 0)
+    # NaN and infinities never get this far: they are not JSON (parse_metadata refuses them).
+    if not isinstance(latency, int | float) or isinstance(latency, bool) or latency < 0:
+        raise InvalidTurn("metadata.latency_ms: must be a number >= 0 (milliseconds)")
+    if not isinstance(meta.get("error", ""), str):
+        raise InvalidTurn("metadata.error: must be a string")
+    task = meta.get("task", "")
+    if not isinstance(task, str):
+        raise InvalidTurn("metadata.task: must be a string")
+    if len(task) > MAX_TASK_CHARS:
+        raise InvalidTurn(f"metadata.task: longer than {MAX_TASK_CHARS} characters")
+    return meta
+
+
+def _check_tool_name(tool: Any) -> None:
+    if tool is None:
+        raise InvalidTurn(
+            "metadata.tool: missing (args, status, latency_ms, error and task describe a named tool)"
+        )
+    if not isinstance(tool, str) or not tool.strip():
+        raise InvalidTurn("metadata.tool: must be a non-empty string (the tool's name)")
+    if len(tool) > MAX_TOOL_NAME_CHARS or not tool.isprintable():
+        raise InvalidTurn(f"metadata.tool: must be printable and at most {MAX_TOOL_NAME_CHARS} characters")
+
+
 def _check_space(meta: dict[str, Any], agent_id: str) -> dict[str, Any]:
     """`metadata.space` (DESIGN §3) states the space the writer means; the agent_id is what puts the turn
     there (README, Access control). A statement that disagrees is refused rather than silently ignored:
@@ -207,7 +250,7 @@ def parse_event(fields: Mapping[str, Any], *, now: datetime, require_ts: bool = 
         content=_content(fields),
         ts=ts,
         source=source,
-        metadata=_check_space(parse_metadata(fields.get("metadata")), agent_id),
+        metadata=check_tool_metadata(_check_space(parse_metadata(fields.get("metadata")), agent_id), role),
     )
 
 

@@ -141,3 +141,21 @@ class MemoryPage(BaseModel):
 class SessionEnded(BaseModel):
     session_id: str
     slots_handed_over: int = Field(description="confirmed slots sent to the light review as facts")
+
+
+class ToolInsight(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    text: str = Field(description="the insight as a sentence, ready for a prompt")
+    tool: str | None
+    arg_keys: list[str] | None
+    task: str | None
+    success_rate: float | None = Field(description="0..1, over the calls since the latest change")
+    calls: int | None
+    ok: int | None
+    median_latency_ms: float | None
+    source_turn_ids: list[str] = Field(description="the calls it counts, newest first")
+
+
+class ToolInsights(BaseModel):
+    insights: list[ToolInsight]

@@ -102,7 +102,10 @@ class MemoryTools:
         source: Literal["user", "agent", "tool", "external"] | None = None,
         metadata: Annotated[
             dict[str, Any] | None,
-            Field(description="optional: entity, attribute, value (an explicit fact), core, space, priority"),
+            Field(
+                description="optional: entity, attribute, value (an explicit fact), core, space, priority;"
+                " on a tool turn, its call record: tool, args, status (ok|error|timeout), latency_ms, error, task"
+            ),
         ] = None,
         turn_id: Annotated[
             str | None, Field(description="your unique id for the turn; made if omitted")
@@ -259,6 +262,27 @@ class MemoryTools:
         with tool_errors():
             return results.MemoryPage.model_validate(self._call(ctx, "GET", "/v1/memories", params=params))
 
+    def memory_tool_insights(
+        self,
+        agent_id: AgentId,
+        user_id: UserId,
+        task: Annotated[
+            str | None, Field(max_length=500, description="what you are doing, e.g. 'flight search'")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        ctx: Context | None = None,
+    ) -> results.ToolInsights:
+        """What review learnt about your tools: per task and tool (and argument pattern), how often calls
+        succeed, how slow they are and how they fail, best first. Prefer the tools that work."""
+        agent_id, user_id = caller_scope(agent_id, user_id)
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "task": task, "limit": limit}
+        with tool_errors():
+            return results.ToolInsights.model_validate(
+                self._call(
+                    ctx, "GET", "/v1/tool-insights", params={k: v for k, v in params.items() if v is not None}
+                )
+            )
+
     def memory_session_get(
         self, agent_id: AgentId, user_id: UserId, session_id: SessionId, ctx: Context | None = None
     ) -> results.WorkingMemory:
@@ -316,6 +340,7 @@ TOOLS = (
     "memory_update",
     "memory_forget",
     "memory_list",
+    "memory_tool_insights",
     "memory_session_get",
     "memory_session_set",
     "memory_session_end",

@@ -26,10 +26,12 @@ from pipeline.core.review_records import (
     BatchEpisode,
     ChainState,
     EpisodeDecision,
+    MemoryPlan,
     MemoryWrite,
     ReviewInputs,
     ReviewWrite,
 )
+from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, is_tool_call, tool_call_of
 from pipeline.core.vectors import from_blob, to_blob
 from pipeline.review import (
     clustering,
@@ -40,6 +42,8 @@ from pipeline.review import (
     passages,
     quality,
     summarise,
+    tool_insights,
+    tool_scoring,
 )
 
 
@@ -57,6 +61,7 @@ class ReviewConfig:
     member_weight: float = 1.0  # weight of an episode folded into a semantic memory
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
     passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
+    tools: tool_insights.ToolInsightParams = field(default_factory=tool_insights.ToolInsightParams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,7 @@ def review_batch(
         memory_limit=config.scope_memory_limit,
         # The batch's own points count towards the cluster limit (see _consolidate): read the most it may take.
         cluster_limit=config.cluster_limit,
+        tool_call_limit=config.tools.call_limit,
     )
     episodes = inputs.episodes
     timings["load"] = _ms(t_load)  # what dedup and clustering compare against, read once up front
@@ -115,7 +121,11 @@ def review_batch(
     pending = [ep for ep in episodes if ep.status == "pending"]
     t_screen = time.perf_counter()
     quarantined = _screen(pending, config.screening, llm, stats)
-    new = [ep for ep in pending if ep.id not in quarantined]
+    screened = [ep for ep in pending if ep.id not in quarantined]
+    # A call record is scored on its own dimensions and never folded, extracted from or clustered: each
+    # call is evidence of its own for the tool insights (issue 30).
+    calls = [ep for ep in screened if is_tool_call(ep.role, ep.metadata)]
+    new = [ep for ep in screened if not is_tool_call(ep.role, ep.metadata)]
     timings["screen"] = _ms(t_screen)
     t1 = time.perf_counter()
     plan = dedup.plan(
@@ -127,7 +137,7 @@ def review_batch(
     timings["dedup"] = _ms(t1)
 
     t2 = time.perf_counter()
-    decisions: list[EpisodeDecision] = list(quarantined.values())
+    decisions: list[EpisodeDecision] = list(quarantined.values()) + [_assess_call(ep) for ep in calls]
     candidates: list[FactCandidate] = []
     hints: list[CorrectionHint] = []
     survivors = set(merged_into.values())
@@ -168,6 +178,7 @@ def review_batch(
         "kept": sum(d.status == "kept" for d in decisions),
         "cold": sum(d.status == "cold" for d in decisions),
         "merged": sum(d.status == "merged" for d in decisions),
+        "tool_calls": len(calls),
         "merged_existing": sum(
             1 for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
         ),
@@ -179,6 +190,11 @@ def review_batch(
             inputs, decisions, candidates, vectors, config, llm, stats, timings
         )
         counts |= cluster_counts
+        t_tools = time.perf_counter()
+        insights = _tool_insights(inputs, set(quarantined), embedder, config)
+        memories += insights
+        counts["tool_insights"] = len(insights)
+        timings["tool_insights"] = _ms(t_tools)
     t3 = time.perf_counter()
     write = ReviewWrite(
         embeddings={i: to_blob(v) for i, v in vectors.items() if i in {ep.id for ep in to_embed}},
@@ -297,6 +313,46 @@ def _assess(
     return EpisodeDecision(ep.id, status, score.to_json() | {"why": why}, None, ep.core)
 
 
+def _assess_call(ep: BatchEpisode) -> EpisodeDecision:
+    """A call record is kept, scored on outcome, latency and error information (tool_scoring)."""
+    call = tool_call_of(ep.id, ep.turn_id, ep.ts, ep.metadata)
+    trust = quality.SOURCE_TRUST.get(ep.source, quality.UNKNOWN_TRUST)
+    return EpisodeDecision(ep.id, "kept", tool_scoring.score_call(call, trust=trust), None, ep.core)
+
+
+def _tool_insights(
+    inputs: ReviewInputs, quarantined: set[int], embedder: Embedder, config: ReviewConfig
+) -> list[MemoryWrite]:
+    """New insights and new versions for the tool groups with calls their open insight has not counted.
+
+    Each insight is embedded by its own sentence (recall finds it by what it says); the calls it counts
+    are its members, so its provenance is their turn ids."""
+    calls = [c for c in inputs.tool_calls if c.episode_id not in quarantined]
+    plans = tool_insights.plan(calls, inputs.open_insights, config.tools)
+    if not plans:
+        return []
+    vectors = embedder.embed([p.text for p in plans])
+    return [
+        MemoryWrite(
+            MemoryPlan(
+                members=p.members,
+                centroid=vec,
+                valid_from=p.estimate.last_ts,
+                importance=INSIGHT_IMPORTANCE,
+                replaces=p.replaces,
+            ),
+            p.text,
+            TOOL_INSIGHT_METHOD,
+            details=p.details(),
+        )
+        for p, vec in zip(plans, vectors, strict=True)
+    ]
+
+
+# What an insight weighs against other semantic memories: a cluster's typical quality total.
+INSIGHT_IMPORTANCE = 0.6
+
+
 def _with_llm_facts(
     ep: BatchEpisode, ruled: fact_extraction.Extraction, llm: ReviewLLM | None, stats: dict[str, int]
 ) -> fact_extraction.Extraction:
@@ -337,7 +393,7 @@ def _consolidate(
             ep.id, (ep.turn_id,), ep.content, ep.ts, vectors[ep.id], _importance(decisions, ep.id)
         )
         for ep in episodes
-        if final.get(ep.id, ep.status) == "kept"
+        if final.get(ep.id, ep.status) == "kept" and not is_tool_call(ep.role, ep.metadata)
     ]
     # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
     points = batch_points + inputs.points[: max(config.cluster_limit - len(batch_points), 0)]

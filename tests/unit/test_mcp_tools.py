@@ -23,6 +23,7 @@ MIRRORS = {
     "memory_update": MemoryClient.update_memory,
     "memory_forget": MemoryClient.forget,
     "memory_list": MemoryClient.list_memories,
+    "memory_tool_insights": MemoryClient.tool_insights,
     "memory_session_get": MemoryClient.get_working_memory,
     "memory_session_set": MemoryClient.set_working_memory,
     "memory_session_end": MemoryClient.end_session,

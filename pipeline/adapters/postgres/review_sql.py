@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, case, func, select, text, update
+from sqlalchemy import Connection, and_, case, func, not_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from pipeline.adapters.postgres.engine import translate_errors
@@ -21,10 +21,12 @@ from pipeline.core.review_records import (
     ChainState,
     Memory,
     OpenMemory,
+    OpenToolInsight,
     Point,
     ReviewInputs,
     ReviewWrite,
 )
+from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, TOOL_ROLE, ToolCall, tool_call_of
 from pipeline.core.vectors import from_blob
 from pipeline.review.dedup import TEXT_CHARS as DEDUP_TEXT_CHARS
 
@@ -57,7 +59,9 @@ class ReviewQueries(SqlStore):
         with translate_errors(), self.engine.connect() as conn:
             return _batch_episodes(conn, batch)
 
-    def review_inputs(self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int) -> ReviewInputs:
+    def review_inputs(
+        self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int, tool_call_limit: int = 20_000
+    ) -> ReviewInputs:
         """Everything a review reads before it writes, on one connection: the batch's episodes, the scope's
         kept memories (most recent `memory_limit`, for de-duplication) and, for a full review, what it
         clusters (most recent `cluster_limit`), the current fact groups and the open semantic memories.
@@ -88,6 +92,8 @@ class ReviewQueries(SqlStore):
                 _fact_attributes(
                     conn, a, u, [ep.turn_id for ep in episodes] + [t for p in points for t in p.turn_ids]
                 ),
+                _tool_calls(conn, a, u, tool_call_limit),
+                _open_tool_insights(conn, a, u),
             )
 
     def scope_memories(
@@ -219,12 +225,16 @@ def _scope_memories(
             e.c.status == "kept",
             e.c.embedding.is_not(None),
             e.c.id.not_in(list(exclude) or [-1]),
+            not_(and_(e.c.role == TOOL_ROLE, e.c.metadata.has_key("tool"))),
         )
         .order_by(e.c.ts.desc(), e.c.id.desc())
         .limit(limit)
     )
     return [Memory(r.id, r.ts, from_blob(r.embedding), r.content) for r in conn.execute(q)]
 
+
+# A call record (issue 30) is evidence for tool insights, not a memory to fold turns into or cluster.
+_TOOL_CALL = "e.role = 'tool' AND e.metadata->>'tool' IS NOT NULL"
 
 # An episode whose every fact was superseded would revive an outdated value if clustered.
 _SUPERSEDED = """
@@ -240,7 +250,7 @@ _CLUSTER_INPUTS = text(
            coalesce((e.quality->>'total')::float, 0.5) AS importance
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
-      AND NOT (e.id = ANY(:exclude))
+      AND NOT (e.id = ANY(:exclude)) AND NOT ({_TOOL_CALL})
       AND NOT ({_SUPERSEDED})
     ORDER BY e.ts DESC, e.id DESC
     LIMIT :limit
@@ -255,7 +265,7 @@ _SCOPE_EPISODES = text(
            NOT ({_SUPERSEDED}) AS clusterable
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
-      AND NOT (e.id = ANY(:exclude))
+      AND NOT (e.id = ANY(:exclude)) AND NOT ({_TOOL_CALL})
     ORDER BY e.ts DESC, e.id DESC
     LIMIT :limit
     """
@@ -334,11 +344,50 @@ def _open_semantic(conn: Connection, agent_id: str, user_id: str) -> list[OpenMe
         """
         SELECT m.id, m.embedding, array_agg(sm.episode_id) AS members
         FROM semantic_memories m JOIN semantic_members sm ON sm.memory_id = m.id
-        WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL
+        WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL AND m.method <> :tool_insight
         GROUP BY m.id, m.embedding
         """
     )
     return [
         OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding))
-        for r in conn.execute(sql, {"a": agent_id, "u": user_id})
+        for r in conn.execute(sql, {"a": agent_id, "u": user_id, "tool_insight": TOOL_INSIGHT_METHOD})
     ]
+
+
+# Every call the review may count: a forgotten, quarantined or rejected turn is no evidence.
+_TOOL_CALLS = text(
+    """
+    SELECT e.id, e.turn_id, e.ts, e.metadata FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.role = 'tool' AND e.metadata->>'tool' IS NOT NULL
+      AND e.status NOT IN ('forgotten', 'quarantined', 'rejected')
+    ORDER BY e.ts DESC, e.id DESC
+    LIMIT :limit
+    """
+)
+
+
+def _tool_calls(conn: Connection, agent_id: str, user_id: str, limit: int) -> list[ToolCall]:
+    rows = conn.execute(_TOOL_CALLS, {"a": agent_id, "u": user_id, "limit": limit})
+    return [tool_call_of(r.id, r.turn_id, r.ts, r.metadata) for r in rows]
+
+
+def _open_tool_insights(conn: Connection, agent_id: str, user_id: str) -> list[OpenToolInsight]:
+    sql = text(
+        """
+        SELECT m.id, m.details FROM semantic_memories m
+        WHERE m.agent_id = :a AND m.user_id = :u AND m.method = :tool_insight AND m.valid_to IS NULL
+        """
+    )
+    out = []
+    for r in conn.execute(sql, {"a": agent_id, "u": user_id, "tool_insight": TOOL_INSIGHT_METHOD}):
+        d = r.details or {}
+        last = d.get("window", {}).get("to")
+        out.append(
+            OpenToolInsight(
+                r.id,
+                str(d.get("key", "")),
+                int(d.get("calls_total", 0)),
+                datetime.fromisoformat(last) if last else None,
+            )
+        )
+    return out

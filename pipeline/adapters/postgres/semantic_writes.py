@@ -103,6 +103,7 @@ def _memory_row(
         "version": version,
         "previous_id": previous,
         "method": w.method,
+        "details": w.details,
     }
 
 

@@ -229,7 +229,9 @@ class SemanticMemory(Base):
     valid_to: Mapped[datetime | None] = mapped_column(TS)
     version: Mapped[int] = mapped_column(Integer, server_default="1")
     previous_id: Mapped[int | None] = mapped_column(ForeignKey("semantic_memories.id"))
-    method: Mapped[str] = mapped_column(String(16), server_default="extractive")  # extractive | llm
+    method: Mapped[str] = mapped_column(String(16), server_default="extractive")  # extractive | llm | ...
+    # Kind-specific numbers beside the text: a tool insight's counts, rates and window (0019).
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
     restored_at: Mapped[datetime | None] = mapped_column(TS)  # as Episode.restored_at
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
@@ -248,6 +250,12 @@ class SemanticMemory(Base):
         Index(
             "ix_semantic_open", "agent_id", "user_id", postgresql_where=sqlalchemy.text("valid_to IS NULL")
         ),
+        Index(
+            "ix_semantic_tool_insights_open",
+            "agent_id",
+            "user_id",
+            postgresql_where=sqlalchemy.text("method = 'tool_insight' AND valid_to IS NULL"),
+        ),  # 0019
     )
 
 

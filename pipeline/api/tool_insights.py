@@ -1,0 +1,103 @@
+"""What review learnt, handed back to the agent (issue 30): its tool insights, and the prompt block."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import Deps
+from pipeline.core.models import MAX_ID_CHARS
+from pipeline.recall import prompt_block
+
+router = APIRouter()
+
+AgentId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)]
+UserId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)]
+Task = Annotated[
+    str | None, Query(max_length=500, description="what the agent is doing (matches an insight's task)")
+]
+
+INSIGHT_EXAMPLE = {
+    "id": "semantic:41",
+    "text": "For flight search, `flights.search` with dates, from, to succeeds 92% of the time "
+    "(46 of 50 calls, median 1.2 s).",
+    "tool": "flights.search",
+    "arg_keys": ["dates", "from", "to"],
+    "task": "flight search",
+    "success_rate": 0.92,
+    "calls": 50,
+    "ok": 46,
+    "calls_total": 50,
+    "median_latency_ms": 1200.0,
+    "failures": {"timeout": 4},
+    "since": None,
+    "previous_rate": None,
+    "window": {"from": "2026-05-01T08:00:00+00:00", "to": "2026-05-03T19:20:00+00:00"},
+    "version": 3,
+    "valid_from": "2026-05-03T19:20:00+00:00",
+    "weight": 1.0,
+    "source_turn_ids": ["call-50", "call-49"],
+}
+
+
+@router.get(
+    "/v1/tool-insights",
+    responses={200: {"content": {"application/json": {"example": {"insights": [INSIGHT_EXAMPLE]}}}}},
+)
+def tool_insights(
+    deps: Deps,
+    caller: Caller,
+    agent_id: AgentId,
+    user_id: UserId,
+    task: Task = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """The scope's current tool insights (of `task` when given): per task, the best success rate first."""
+    guard(caller, agent_id, user_id, "read")
+    return {"insights": deps.repo.tool_insights(agent_id, user_id, task=task, limit=limit)}
+
+
+@router.get(
+    "/v1/prompt",
+    responses={
+        200: {
+            "content": {
+                "application/json": {
+                    "example": {
+                        "prompt": "What is true about the user now:\n- home city: Lisbon\n"
+                        "What you have learnt about your tools:\n- " + str(INSIGHT_EXAMPLE["text"]),
+                        "tokens": 52,
+                        "budget_tokens": 300,
+                        "included": {"facts": 1, "preferences": 0, "tools": 1},
+                        "left_out": 0,
+                    }
+                }
+            }
+        }
+    },
+)
+def prompt(
+    deps: Deps,
+    caller: Caller,
+    agent_id: AgentId,
+    user_id: UserId,
+    task: Task = None,
+    budget_tokens: Annotated[
+        int, Query(ge=16, le=8000, description="estimated tokens, characters / 4 (see the README)")
+    ] = 400,
+) -> dict[str, Any]:
+    """A short ranked block for the agent's system prompt: current facts, preferences and the tool
+    insights of `task`, within `budget_tokens`."""
+    guard(caller, agent_id, user_id, "read")
+    facts = deps.repo.facts(agent_id, user_id)
+    insights = deps.repo.tool_insights(agent_id, user_id, task=task)
+    block = prompt_block.build(facts, insights, budget_tokens=budget_tokens)
+    return {
+        "prompt": block.text,
+        "tokens": block.tokens,
+        "budget_tokens": budget_tokens,
+        "included": block.included,
+        "left_out": block.left_out,
+    }
