@@ -150,6 +150,7 @@ def scope(
         q=q or "",
         results=results,
         facts=facts,
+        insights=deps.repo.tool_insights(agent_id, user_id, limit=50),
         reviews=store.reviews(agent_id=agent_id, user_id=user_id, limit=10, before_id=None),
     )
 

@@ -119,6 +119,14 @@ def test_tool_calls_become_insights_with_provenance_and_never_user_facts(stack: 
     assert len(scrape_now) == 1
     assert scrape_now[0]["version"] == 2
 
+    # The inspector shows the scope's insights, each linked to its memory page.
+    page = stack.api.get("/ui/scope", params={"agent_id": AGENT, "user_id": USER})
+    assert page.status_code == 200
+    section = page.text.split('id="tool-insights"')[1].split("</section>")[0]
+    assert "flights.search" in section
+    assert "travel.scrape" in section
+    assert f"/ui/memory/{best['id']}" in section
+
 
 def test_the_prompt_block_keeps_to_its_budget_and_says_current_values(stack: Stack) -> None:
     stack.start_scheduler(batch_size=1000)
