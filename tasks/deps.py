@@ -11,9 +11,9 @@ from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
-from pipeline.core.config import EmbeddingSettings, ReviewSettings, Settings, get_settings
+from pipeline.core.config import ReviewSettings, Settings, get_settings
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
-from pipeline.review import clustering, injection, injection_learned, quality
+from pipeline.review import clustering, injection, quality
 from pipeline.review.review_batch import ReviewConfig
 
 
@@ -48,7 +48,7 @@ def review_llm() -> ReviewLLM | None:
 
 @lru_cache(maxsize=1)
 def review_config() -> ReviewConfig:
-    return review_config_for(get_settings().review, get_settings().embedding)
+    return review_config_for(get_settings().review)
 
 
 def write_side_screen(settings: Settings) -> injection.InjectionThresholds | None:
@@ -57,16 +57,9 @@ def write_side_screen(settings: Settings) -> injection.InjectionThresholds | Non
     return review_config_for(settings.review).screening if settings.recall.unreviewed else None
 
 
-def review_config_for(r: ReviewSettings, embedding: EmbeddingSettings | None = None) -> ReviewConfig:
-    """The review use case's config from settings (also what `hindsight bench month` reviews with).
-    `embedding`: the embedder the learned injection screen's weights must match (default: the default one)."""
-    e = embedding or EmbeddingSettings()
+def review_config_for(r: ReviewSettings) -> ReviewConfig:
+    """The review use case's config from settings (also what `hindsight bench month` reviews with)."""
     return ReviewConfig(
-        learned_screen=(
-            injection_learned.load(embedding_model=e.model, dimension=e.dimension)
-            if r.injection_learned
-            else None
-        ),
         dedup_threshold=r.dedup_threshold,
         cold_below=r.cold_below,
         keep_above=r.keep_above,

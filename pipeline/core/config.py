@@ -126,11 +126,6 @@ class ReviewSettings(BaseModel):
     injection_llm_quarantine_at: float = Field(
         0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
     )
-    # The calibrated learned screen (pipeline/review/injection_learned.py) beside the rules, at review time only:
-    # it reads the turn's embedding, which the write-side prescreen does not have. Off: see BENCHMARKS.md.
-    injection_learned: bool = Field(
-        False, description="also quarantine turns the learned screen scores above its calibrated threshold"
-    )
 
 
 class DecaySettings(BaseModel):

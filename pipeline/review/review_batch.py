@@ -37,7 +37,6 @@ from pipeline.review import (
     dedup,
     fact_extraction,
     injection,
-    injection_learned,
     passages,
     quality,
     summarise,
@@ -57,8 +56,6 @@ class ReviewConfig:
     match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
     member_weight: float = 1.0  # weight of an episode folded into a semantic memory
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
-    # Beside the rules when set (ReviewSettings.injection_learned): scores the embedding computed above.
-    learned_screen: injection_learned.LearnedScreen | None = None
     passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
 
 
@@ -117,9 +114,7 @@ def review_batch(
     stats: dict[str, int] = {"llm_calls": 0, "llm_failures": 0, "llm_fallbacks": 0, "judged": 0}
     pending = [ep for ep in episodes if ep.status == "pending"]
     t_screen = time.perf_counter()
-    quarantined = _screen(
-        pending, config.screening, llm, stats, learned=config.learned_screen, vectors=vectors
-    )
+    quarantined = _screen(pending, config.screening, llm, stats)
     new = [ep for ep in pending if ep.id not in quarantined]
     timings["screen"] = _ms(t_screen)
     t1 = time.perf_counter()
@@ -238,9 +233,6 @@ def _screen(
     thresholds: injection.InjectionThresholds,
     llm: ReviewLLM | None,
     stats: dict[str, int],
-    *,
-    learned: injection_learned.LearnedScreen | None = None,
-    vectors: dict[int, Vector] | None = None,
 ) -> dict[int, EpisodeDecision]:
     """Quarantine decisions for the turns that read as instructions to the agent (episode id -> decision).
 
@@ -255,22 +247,13 @@ def _screen(
         verdict = injection.assess(ep.content, role=ep.role, source=ep.source)
         decision = injection.decide(verdict, thresholds)
         record: dict[str, object] = {"detector": "rules", **verdict.to_json()}
-        reason = "instruction to the agent: " + ", ".join(verdict.features[:4])
-        if decision != "quarantine" and learned is not None and vectors is not None and ep.id in vectors:
-            # Rules OR learned: the learned threshold was calibrated on benign turns alone, so it only adds
-            # quarantines where benign text almost never scores (bench.poisoning_calibrated).
-            hit, score = learned.flags(vectors[ep.id], ep.role)
-            record["learned_score"] = round(score, 4)
-            if hit:
-                decision, reason = "quarantine", f"learned screen: score {score:.3f}"
-                record["detector"] = "learned"
         if decision == "uncertain" and llm is not None:
             opinion = llm.injection(ep.content, ep.role, verdict, stats)
             if opinion is not None:
                 record |= {"detector": "rules+llm", "llm_score": round(opinion, 4)}
                 decision = "quarantine" if opinion >= thresholds.llm_quarantine_at else "clean"
         if decision == "quarantine":
-            record["reason"] = reason
+            record["reason"] = "instruction to the agent: " + ", ".join(verdict.features[:4])
             out[ep.id] = EpisodeDecision(ep.id, "quarantined", None, None, ep.core, quarantine=record)
     return out
 
