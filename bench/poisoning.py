@@ -164,6 +164,7 @@ def run_poisoning_bench(
     ]
     if learned:
         lines += _learned_lines(attacks, looks, hard, conversation, results)
+        lines += _combined_lines(attacks, looks, conversation, results)
     body = "\n".join(lines)
     out.print(body)
     for o in missed:
@@ -232,6 +233,50 @@ def _learned_lines(
     ]
     lines += [f"| {label} | {rate(ids, rules)} | {rate(ids, learned.predictions)} |" for label, ids in rows]
     return lines
+
+
+def _combined_lines(
+    attacks: list[Outcome],
+    looks: list[Outcome],
+    conversation: dict[str, list[data.Sample]],
+    results: dict[str, Any],
+) -> list[str]:
+    from bench import poisoning_calibrated as pc
+    from bench import poisoning_combined as combined
+
+    t = injection.InjectionThresholds()
+
+    def rules_flag(samples: list[data.Sample]) -> dict[str, bool]:
+        return {o.sample.id: o.flagged for o in evaluate(samples, t)}
+
+    embedder = pc.product_embedder()
+    trained = pc.train(conversation, embedder)
+    lines, got = combined.table(
+        [o.sample for o in attacks],
+        [o.sample for o in looks],
+        conversation,
+        rules_flag,
+        trained.screen,
+        embedder,
+    )
+    results["combined"] = got
+    m = trained.screen
+    return [
+        "",
+        "Calibrated learned screen beside the rules (`bench/poisoning_calibrated.py`, measured only: not in the "
+        "product): logistic regression (scikit-learn defaults, balanced classes) on the turn's MiniLM embedding, "
+        "the vector the review already computes. Trained only on the tuned sources, the look-alikes' training "
+        "half (split by a fixed seed), own_v1's hard negatives and the dev splits of friends_chat and "
+        f"assistant_help ({trained.train_size:,} turns; no LoCoMo, no held-out source). Thresholds from the "
+        "benign training turns alone, scored out of fold: a fifth of each false-positive target and above every "
+        f"look-alike training turn: users, tools, external {m.user_threshold:.4f}, assistant "
+        f"{m.assistant_threshold:.4f}. Combined = rules OR learned. Its cost on top of the embedding: "
+        f"{got['score_us']:.1f} µs/turn; a caller without a vector (the write-side prescreen has none) would "
+        f"pay the embedding, {got['embed_ms']:.1f} ms/turn here (onnx, shared cores). Look-alikes it flags: "
+        f"{', '.join(got['lookalikes_flagged']) or 'none'}.",  # type: ignore[arg-type]
+        "",
+        *lines,
+    ]
 
 
 _CAVEATS = """Caveats, plainly:

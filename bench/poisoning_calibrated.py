@@ -1,4 +1,5 @@
-"""The calibrated learned injection screen: train it, choose its thresholds, write the model the product ships.
+"""The calibrated learned injection screen: train it and choose its thresholds, at bench time (a few seconds
+once the embeddings are cached; deterministic: fixed seed, lbfgs).
 
 Features: the turn's MiniLM embedding (the review computes it anyway), nothing else. Model: scikit-learn's
 LogisticRegression, balanced class weights, its defaults otherwise: no knob was set by looking at a result.
@@ -22,16 +23,13 @@ calibrate a lower one on.
 from __future__ import annotations
 
 import hashlib
-import json
-import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bench import poisoning_data as data
-from pipeline.review.injection_learned import DEFAULT_MODEL
+from bench.poisoning_screen import LearnedScreen
 
 SEED = 28  # issue 28; fixed before the first result
 MARGIN = 5.0  # thresholds aim at a fifth of each false-positive target on the training turns
@@ -131,28 +129,29 @@ def thresholds(oof: np.ndarray, calibration: np.ndarray) -> dict[str, float]:
     return out
 
 
-def train(conversation: dict[str, list[data.Sample]], embedder: object) -> tuple[dict[str, object], TrainSet]:
+@dataclass(frozen=True)
+class Trained:
+    screen: LearnedScreen
+    train_size: int
+    counts: dict[str, int]  # origin -> training turns
+
+
+def train(conversation: dict[str, list[data.Sample]], embedder: object) -> Trained:
     ts = training_set(conversation)
     x = embed([s.content for s in ts.samples], embedder)
-    oof = out_of_fold(x, ts.labels)
+    t = thresholds(out_of_fold(x, ts.labels), ts.calibration)
     m = _model()
     m.fit(x, ts.labels)  # type: ignore[attr-defined]
     counts: dict[str, int] = {}
     for s in ts.samples:
         counts[s.origin] = counts.get(s.origin, 0) + 1
-    model = {
-        "embedding_model": "all-MiniLM-L6-v2",
-        "coef": [round(float(c), 6) for c in m.coef_[0]],  # type: ignore[attr-defined]
-        "intercept": round(float(m.intercept_[0]), 6),  # type: ignore[attr-defined]
-        # Rounded up, so the written threshold is still above every training score it was set above.
-        "thresholds": {k: math.ceil(v * 1e6) / 1e6 for k, v in thresholds(oof, ts.calibration).items()},
-        "trained_on": counts,
-        "recipe": "bench/poisoning_calibrated.py: LogisticRegression(class_weight=balanced) on MiniLM "
-        f"embeddings; thresholds from out-of-fold benign training scores, margin {MARGIN}, seed {SEED}",
-        "licence": "weights derived from this project's own data and Apache-2.0 / MIT sources "
-        "(bench/data/poisoning/SOURCES.md); no CC BY-NC data",
-    }
-    return model, ts
+    screen = LearnedScreen(
+        coef=np.asarray(m.coef_[0], dtype=np.float32),  # type: ignore[attr-defined]
+        intercept=float(m.intercept_[0]),  # type: ignore[attr-defined]
+        user_threshold=t["user"],
+        assistant_threshold=t["assistant"],
+    )
+    return Trained(screen, len(ts.samples), counts)
 
 
 def conversation_sets(locomo: Path | None = None) -> dict[str, list[data.Sample]]:
@@ -170,16 +169,3 @@ def product_embedder() -> object:
     from pipeline.core.config import Settings
 
     return make_embedder(Settings())
-
-
-def main(argv: list[str]) -> None:
-    if argv[:1] != ["train"]:
-        raise SystemExit("usage: python -m bench.poisoning_calibrated train")
-    model, ts = train(conversation_sets(), product_embedder())
-    DEFAULT_MODEL.parent.mkdir(parents=True, exist_ok=True)
-    DEFAULT_MODEL.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {DEFAULT_MODEL}: {len(ts.samples)} training turns, thresholds {model['thresholds']}")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
