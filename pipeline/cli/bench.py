@@ -295,12 +295,22 @@ def bench_poisoning(
         Path | None, typer.Option("--data", help="locomo10.json (benign traffic; default: the shared copy)")
     ] = None,
     write: WriteBenchmarks = True,
+    learned: Annotated[
+        bool,
+        typer.Option(
+            help="also measure the learned screens (the calibrated one embeds every turn: minutes on the first "
+            "run, then cached under .hindsight/bench-cache)"
+        ),
+    ] = True,
 ) -> None:
     """Attacks quarantined by source (tuned / held out) vs benign turns flagged (look-alikes, every conversation set)."""
     from bench import poisoning
     from bench.locomo_data import DEFAULT_DATA
 
-    results = poisoning.run_poisoning_bench(locomo=data or DEFAULT_DATA, write=write, console=out)
+    # A rules-only run never rewrites BENCHMARKS.md: the section would lose its learned-screen tables.
+    results = poisoning.run_poisoning_bench(
+        locomo=data or DEFAULT_DATA, write=write and learned, console=out, learned=learned
+    )
     if not results["targets_met"]:
         fail("poisoning targets missed (see above)")
 
