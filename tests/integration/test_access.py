@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import redis
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from sqlalchemy import text
@@ -37,14 +36,13 @@ from pipeline.ingest.working_memory import slot_turn_id
 from tests.helpers import wait_until
 from tests.integration.harness import (
     DB_URL,
-    REDIS_URL,
     REPO_ROOT,
-    TABLES,
     Stack,
     WorkerProcess,
     api_deps,
     make_settings,
 )
+from tests.integration.keyed import fresh_keys, mcp_recall
 from tests.integration.live_api import live_stack
 
 pytestmark = pytest.mark.integration
@@ -138,17 +136,7 @@ def world(
     embedder: SentenceTransformerEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[World]:
-    with repo.engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    store = KeyStore(repo.engine)
-    now = utcnow()
-    keys = {
-        "admin": store.create("ops", can_write_shared=True, is_admin=True, note="test", now=now)[1],
-        "alpha": store.create("alpha", can_write_shared=False, is_admin=False, note=None, now=now)[1],
-        "beta": store.create("beta", can_write_shared=False, is_admin=False, note=None, now=now)[1],
-        "writer": store.create("gamma", can_write_shared=True, is_admin=False, note=None, now=now)[1],
-    }
+    keys = fresh_keys(repo, writer=True)
     tmp = tmp_path_factory.mktemp("access")
     with live_stack(repo, embedder, tmp, auth={"mode": "required", "key_cache_s": CACHE_S}) as stack:
         stack.start_scheduler()
@@ -520,9 +508,6 @@ def test_the_mcp_server_passes_its_key_through(world: World) -> None:
 
 
 def test_mcp_over_http_acts_with_each_remote_clients_own_key(world: World, tmp_path: Path) -> None:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
     from tests.integration.test_mcp import _announced_url
 
     env = {
@@ -539,17 +524,7 @@ def test_mcp_over_http_acts_with_each_remote_clients_own_key(world: World, tmp_p
         url = _announced_url(server, log)
 
         async def recall(key: str | None, agent_id: str) -> tuple[bool, str]:
-            headers = {"Authorization": f"Bearer {key}"} if key else {}
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
-            async with Client(
-                streamable_http_client(url, http_client=http), read_timeout_seconds=60
-            ) as client:
-                args = {"query": words(agent_id)[0], "agent_id": agent_id, "user_id": USER}
-                result = await client.call_tool("memory_recall", args)
-                body = json.dumps(result.structured_content) + " ".join(
-                    getattr(c, "text", "") for c in result.content
-                )
-                return result.is_error, body
+            return await mcp_recall(url, key, words(agent_id)[0], agent_id, USER)
 
         own = anyio.run(recall, world.keys["alpha"], "alpha")
         foreign = anyio.run(recall, world.keys["alpha"], "beta")

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import os
 import subprocess
 import sys
@@ -19,10 +18,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from mcp import Client
 
 from pipeline.core.authz import parse_key
 from tests.integration.harness import REPO_ROOT
+from tests.integration.keyed import mcp_recall
 from tests.integration.test_access import USER, World, words
 from tests.integration.test_access import world as world  # the module's seeded stack
 
@@ -41,9 +40,6 @@ MCP_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "
 
 
 def test_mcp_over_http_makes_each_remote_client_bring_its_own_key(world: World, tmp_path: Path) -> None:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
     from tests.integration.test_mcp import _announced_url
 
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT))}
@@ -71,18 +67,7 @@ def test_mcp_over_http_makes_each_remote_client_bring_its_own_key(world: World, 
             assert ("own API key" if name == "no key" else "expected 'Bearer <API key>'") in detail, name
 
         async def recall(agent_id: str) -> tuple[bool, str]:
-            http = httpx2.AsyncClient(
-                headers={"Authorization": f"Bearer {world.keys['alpha']}"}, timeout=httpx2.Timeout(60)
-            )
-            async with Client(
-                streamable_http_client(url, http_client=http), read_timeout_seconds=60
-            ) as client:
-                args = {"query": words(agent_id)[0], "agent_id": agent_id, "user_id": USER}
-                result = await client.call_tool("memory_recall", args)
-                body = json.dumps(result.structured_content) + " ".join(
-                    getattr(c, "text", "") for c in result.content
-                )
-                return result.is_error, body
+            return await mcp_recall(url, world.keys["alpha"], words(agent_id)[0], agent_id, USER)
 
         own = anyio.run(recall, "alpha")
         foreign = anyio.run(recall, "beta")

@@ -29,7 +29,8 @@ from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
 from tests.helpers import wait_until
-from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess
+from tests.integration.harness import DB_URL, REDIS_URL, Stack, WorkerProcess
+from tests.integration.keyed import fresh_keys
 from tests.integration.live_api import live_stack
 from tests.pty_cli import run_cli
 
@@ -86,18 +87,7 @@ def site(
     embedder: SentenceTransformerEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Site]:
-    import redis
-
-    with repo.engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    store = KeyStore(repo.engine)
-    now = utcnow()
-    keys = {
-        "admin": store.create("ops", can_write_shared=True, is_admin=True, note="test", now=now)[1],
-        "alpha": store.create("alpha", can_write_shared=False, is_admin=False, note=None, now=now)[1],
-        "beta": store.create("beta", can_write_shared=False, is_admin=False, note=None, now=now)[1],
-    }
+    keys = fresh_keys(repo)
     tmp = tmp_path_factory.mktemp("hostile")
     with live_stack(repo, embedder, tmp, auth={"mode": "required", "key_cache_s": 1.0}) as stack:
         stack.start_scheduler()
