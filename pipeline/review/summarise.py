@@ -94,11 +94,20 @@ def _has_content(text: str) -> bool:
     return any(bool(_ZH_SPLIT.sub("", t)) if _CJK.match(t) else _is_content_word(t) for t in tokens)
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of a text, in order, whitespace collapsed."""
-    return [
-        s.strip() for line in text.splitlines() for s in SENTENCE.findall(" ".join(line.split())) if s.strip()
-    ]
+def sentences(text: str, limit: int | None = None) -> list[str]:
+    """The sentences of a text, in order, whitespace collapsed; the first `limit` only, read no further
+    (a full review asks for the opening sentences of every turn of the scope, long replies included)."""
+    out: list[str] = []
+    # With a limit, a line is read only as far as `limit` long sentences could reach: a statement is cut
+    # to 50 words anyway, and splitting a 20 KB reply whole cost most of a full review's summarising.
+    reach = None if limit is None else limit * 1000
+    for line in text.splitlines():
+        for match in SENTENCE.finditer(" ".join(line[:reach].split())):
+            if said := match.group().strip():
+                out.append(said)
+                if limit is not None and len(out) >= limit:
+                    return out
+    return out
 
 
 def lead_sentence(text: str) -> str:
@@ -165,7 +174,7 @@ def statement(
     nothing of it). None when no member states anything: a cluster of "omg", "ugh", "lmaooo" is no memory
     (issue 27), and its turns stay episodes."""
     fallback = None
-    members = [sentences(m)[:STATEMENT_SENTENCES] for m in _in_order(texts, central_first)]
+    members = [sentences(m, STATEMENT_SENTENCES) for m in _in_order(texts, central_first)]
     # Each member's opening sentence first, the most central member's first; then the sentences after them.
     for rank in range(STATEMENT_SENTENCES):
         for opening in members:
@@ -186,7 +195,7 @@ def repeated_sentences(texts: Sequence[str], *, min_texts: int = 2) -> frozenset
     """Sentences (case-folded) that open at least `min_texts` of `texts`: formulas, not statements."""
     counts: dict[str, int] = {}
     for t in texts:
-        for said in {_fold(_finished(s)) for s in sentences(t)[:STATEMENT_SENTENCES]}:
+        for said in {_fold(_finished(s)) for s in sentences(t, STATEMENT_SENTENCES)}:
             counts[said] = counts.get(said, 0) + 1
     return frozenset(s for s, n in counts.items() if n >= min_texts)
 
