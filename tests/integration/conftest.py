@@ -18,6 +18,7 @@ from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
 from pipeline.core.config import Settings
+from pipeline.runtime.embedded import EmbeddedServer
 from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, api_deps, make_settings
 
 
@@ -75,6 +76,15 @@ def stack(
             s.client.close()
     # Let the worker finish whatever this test left in flight before the next test truncates.
     time.sleep(0.2)
+
+
+@pytest.fixture
+def servers() -> Iterator[list[EmbeddedServer]]:
+    """Servers a test starts; stopped (newest first) even when the test fails."""
+    started: list[EmbeddedServer] = []
+    yield started
+    for server in reversed(started):
+        server.stop(timeout_s=15)
 
 
 # The API on a real socket, for clients in other processes (the MCP server).

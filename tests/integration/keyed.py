@@ -1,9 +1,6 @@
-"""What the tests of a stack with keys required share: a fresh set of API keys, and a recall over MCP-over-HTTP
-with a key of the caller's own."""
+"""What the tests of a stack with keys required share: a fresh set of API keys."""
 
 from __future__ import annotations
-
-import json
 
 import redis
 from sqlalchemy import text
@@ -30,22 +27,3 @@ def fresh_keys(repo: Repository, *, writer: bool = False) -> dict[str, str]:
     if writer:
         keys["writer"] = store.create("gamma", can_write_shared=True, is_admin=False, note=None, now=now)[1]
     return keys
-
-
-async def mcp_recall(url: str, key: str | None, query: str, agent_id: str, user_id: str) -> tuple[bool, str]:
-    """`memory_recall` over MCP's streamable HTTP as a remote client holding `key` (none: no header).
-    Returns (is_error, everything the tool answered as text)."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
-    async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client:
-        result = await client.call_tool(
-            "memory_recall", {"query": query, "agent_id": agent_id, "user_id": user_id}
-        )
-        body = json.dumps(result.structured_content) + " ".join(
-            getattr(c, "text", "") for c in result.content
-        )
-        return result.is_error, body

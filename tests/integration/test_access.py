@@ -42,8 +42,9 @@ from tests.integration.harness import (
     api_deps,
     make_settings,
 )
-from tests.integration.keyed import fresh_keys, mcp_recall
+from tests.integration.keyed import fresh_keys
 from tests.integration.live_api import live_stack
+from tests.integration.mcp_http import mcp_over_http, mcp_recall
 
 pytestmark = pytest.mark.integration
 USER = "u1"
@@ -508,20 +509,11 @@ def test_the_mcp_server_passes_its_key_through(world: World) -> None:
 
 
 def test_mcp_over_http_acts_with_each_remote_clients_own_key(world: World, tmp_path: Path) -> None:
-    from tests.integration.test_mcp import _announced_url
-
     env = {
         k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_KEY"
     }  # the server has no key of its own
     env.update({"PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT)), "HINDSIGHT_API_URL": world.url})
-    log = tmp_path / "mcp.log"
-    with log.open("wb") as err:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "mcp", "--transport", "http", "--port", "0"],
-            env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO_ROOT,
-        )  # fmt: skip
-    try:
-        url = _announced_url(server, log)
+    with mcp_over_http(env, tmp_path / "mcp.log") as url:
 
         async def recall(key: str | None, agent_id: str) -> tuple[bool, str]:
             return await mcp_recall(url, key, words(agent_id)[0], agent_id, USER)
@@ -530,9 +522,6 @@ def test_mcp_over_http_acts_with_each_remote_clients_own_key(world: World, tmp_p
         foreign = anyio.run(recall, world.keys["alpha"], "beta")
         as_beta = anyio.run(recall, world.keys["beta"], "beta")
         anonymous = anyio.run(recall, None, "alpha")
-    finally:
-        server.terminate()
-        server.wait(15)
     assert not own[0]
     assert "marmaladeword" in own[1]
     assert foreign[0]

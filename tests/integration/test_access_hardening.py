@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -21,7 +19,7 @@ import pytest
 
 from pipeline.core.authz import parse_key
 from tests.integration.harness import REPO_ROOT
-from tests.integration.keyed import mcp_recall
+from tests.integration.mcp_http import mcp_over_http, mcp_recall
 from tests.integration.test_access import USER, World, words
 from tests.integration.test_access import world as world  # the module's seeded stack
 
@@ -40,19 +38,10 @@ MCP_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "
 
 
 def test_mcp_over_http_makes_each_remote_client_bring_its_own_key(world: World, tmp_path: Path) -> None:
-    from tests.integration.test_mcp import _announced_url
-
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT))}
     # The server holds an admin key: over stdio its launcher would act with it, over HTTP nobody may.
     env.update({"HINDSIGHT_API_URL": world.url, "HINDSIGHT_API_KEY": world.keys["admin"]})
-    log = tmp_path / "mcp.log"
-    with log.open("wb") as err:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "mcp", "--transport", "http", "--port", "0"],
-            env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO_ROOT,
-        )  # fmt: skip
-    try:
-        url = _announced_url(server, log)
+    with mcp_over_http(env, tmp_path / "mcp.log") as url:
         admin = world.keys["admin"]
         refused = {
             "no key": {},
@@ -71,9 +60,6 @@ def test_mcp_over_http_makes_each_remote_client_bring_its_own_key(world: World, 
 
         own = anyio.run(recall, "alpha")
         foreign = anyio.run(recall, "beta")
-    finally:
-        server.terminate()
-        server.wait(15)
     assert not own[0]
     assert "marmaladeword" in own[1]
     assert foreign[0]  # alpha's own rights, not the server's admin key

@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -32,15 +31,6 @@ def free_port() -> int:
             port: int = sock.getsockname()[1]
         if port not in AVOID:
             return port
-
-
-@pytest.fixture
-def servers() -> Iterator[list[EmbeddedServer]]:
-    """Servers a test starts; stopped (newest first) even when the test fails."""
-    started: list[EmbeddedServer] = []
-    yield started
-    for server in reversed(started):
-        server.stop(timeout_s=15)
 
 
 def pg_conninfo(server: EmbeddedServer) -> str:

@@ -5,7 +5,6 @@ Redis, and PostgreSQL over TCP wants a password. Real servers, started as `up` s
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -20,14 +19,6 @@ from pipeline.runtime.up import start_embedded, without_password
 from tests.integration.test_embedded import free_port
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def servers() -> Iterator[list[EmbeddedServer]]:
-    started: list[EmbeddedServer] = []
-    yield started
-    for server in reversed(started):
-        server.stop(timeout_s=15)
 
 
 def _settings(data_dir: Path, redis_port: int, pg_port: int, mode: str) -> Settings:

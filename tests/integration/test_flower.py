@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -19,30 +21,19 @@ pytestmark = pytest.mark.integration
 AUTH = ("flower-test", "s3cret-pass")
 
 
-@pytest.fixture
-def flower(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "HINDSIGHT_REDIS_URL": REDIS_URL,
-        "HINDSIGHT_FLOWER_PORT": str(port),
-        "HINDSIGHT_FLOWER_USER": AUTH[0],
-        "HINDSIGHT_FLOWER_PASSWORD": AUTH[1],
-        "HINDSIGHT_API_HOST": "127.0.0.1",
-    }
-    log = (tmp_path / "flower.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "flower"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        cwd=REPO_ROOT,
-    )
-    url = f"http://127.0.0.1:{port}"
+@contextmanager
+def running_flower(env: dict[str, str], log_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`hindsight flower` with `env` on HINDSIGHT_FLOWER_PORT, once it answers its healthcheck: (url, process).
+    Its whole process group is stopped afterwards, even when the test fails."""
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "flower"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=REPO_ROOT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{env['HINDSIGHT_FLOWER_PORT']}"
 
     def listening() -> bool:
-        assert process.poll() is None, (tmp_path / "flower.log").read_text()
+        assert process.poll() is None, log_path.read_text()
         try:
             return httpx.get(f"{url}/healthcheck", timeout=2).status_code == 200
         except httpx.TransportError:
@@ -50,11 +41,24 @@ def flower(tmp_path: Path) -> Iterator[str]:
 
     try:
         wait_until(listening, timeout=60, interval=0.25, what="Flower to listen")
-        yield url
+        yield url, process
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(20)
-        log.close()
+
+
+@pytest.fixture
+def flower(tmp_path: Path) -> Iterator[str]:
+    env = {
+        **os.environ,
+        "HINDSIGHT_REDIS_URL": REDIS_URL,
+        "HINDSIGHT_FLOWER_PORT": str(free_port()),
+        "HINDSIGHT_FLOWER_USER": AUTH[0],
+        "HINDSIGHT_FLOWER_PASSWORD": AUTH[1],
+        "HINDSIGHT_API_HOST": "127.0.0.1",
+    }
+    with running_flower(env, tmp_path / "flower.log") as (url, _):
+        yield url
 
 
 def test_flower_lists_the_worker_and_the_review_tasks_it_ran(
@@ -100,3 +104,35 @@ def test_flower_lists_the_worker_and_the_review_tasks_it_ran(
     seen = wait_until(reviews_seen, timeout=30, interval=0.5, what="Flower to list both review tasks")
     assert set(seen) >= batch_ids
     assert all(t["name"] == "hindsight.review_batch" and t["runtime"] > 0 for t in seen.values())
+
+
+def test_flower_has_no_default_password_and_keeps_its_own_out_of_argv(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT_", "FLOWER_"))}
+    env.update(
+        {
+            "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT)),
+            "HINDSIGHT_REDIS_URL": REDIS_URL,
+            "HINDSIGHT_FLOWER_PORT": str(free_port()),
+            "HINDSIGHT_API_HOST": "127.0.0.1",
+            "HINDSIGHT_AUTH__MODE": "required",
+            "HINDSIGHT_DATA_DIR": str(data_dir),
+        }
+    )
+    # Without a configured password (issue 29): no well-known default is accepted, the password made for it
+    # is in the data directory (0600), and it never appears in the process's argv (`ps`).
+    with running_flower(env, tmp_path / "flower.log") as (url, process):
+        assert httpx.get(f"{url}/api/workers", auth=("admin", "hindsight"), timeout=10).status_code == 401
+        assert httpx.get(f"{url}/api/workers", timeout=10).status_code == 401
+        secret = data_dir / "secrets" / "flower_password"
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+        assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
+        password = secret.read_text().strip()
+        assert len(password) >= 32
+        assert password != "hindsight"
+        assert httpx.get(f"{url}/api/workers", auth=("admin", password), timeout=10).status_code == 200
+        # `ps` shows every process's argv to every local user: the password must not be there.
+        argv = Path(f"/proc/{process.pid}/cmdline").read_bytes().decode(errors="replace")
+        assert "flower" in argv
+        assert password not in argv
+        assert "basic-auth" not in argv

@@ -5,9 +5,7 @@ to `hindsight mcp --transport http` over streamable HTTP, and calls every tool a
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,9 @@ from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.ingest.working_memory import slot_turn_id
 from pipeline.mcp.server import TOOLS
-from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack, WorkerProcess
 from tests.integration.live_api import live_stack
+from tests.integration.mcp_http import mcp_over_http
 from tests.llm_stub import StubLLM
 
 pytestmark = pytest.mark.integration
@@ -164,38 +162,28 @@ def test_every_tool_over_streamable_http_with_an_llm_for_reflect(
     embedder: SentenceTransformerEmbedder,
     tmp_path: Path,
 ) -> None:
-    with StubLLM() as llm, live_stack(repo, embedder, tmp_path, llm={"base_url": llm.url}) as stack:
-        log = tmp_path / "mcp.log"
-        with log.open("wb") as err:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "pipeline.cli", "mcp", "--transport", "http", "--port", "0"],
-                env={**os.environ, **_env(stack.settings.api_url)},
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd=REPO_ROOT,
+    with (
+        StubLLM() as llm,
+        live_stack(repo, embedder, tmp_path, llm={"base_url": llm.url}) as stack,
+        mcp_over_http({**os.environ, **_env(stack.settings.api_url)}, tmp_path / "mcp.log") as url,
+    ):
+
+        def script_the_review() -> None:
+            # Cites the fact the worker made from the session's slot, and one id it made up.
+            llm.good(
+                {
+                    "still_valid": [{"id": f"fact:{home_city_fact(repo)}", "why": "the user said so"}],
+                    "to_correct": [{"id": "fact:987654", "problem": "invented", "correction": ""}],
+                    "insights": ["Flies from Porto; peanut allergy matters for meals."],
+                    "suggested_updates": [{"id": None, "action": "add_fact", "detail": "ask dates"}],
+                }
             )
-        try:
-            url = _announced_url(server, log)
 
-            def script_the_review() -> None:
-                # Cites the fact the worker made from the session's slot, and one id it made up.
-                llm.good(
-                    {
-                        "still_valid": [{"id": f"fact:{home_city_fact(repo)}", "why": "the user said so"}],
-                        "to_correct": [{"id": "fact:987654", "problem": "invented", "correction": ""}],
-                        "insights": ["Flies from Porto; peanut allergy matters for meals."],
-                        "suggested_updates": [{"id": None, "action": "add_fact", "detail": "ask dates"}],
-                    }
-                )
+        async def scenario() -> dict[str, Any]:
+            async with Client(url, read_timeout_seconds=60) as client:
+                return await exercise_every_tool(client, stack, "http-s1", script_the_review)
 
-            async def scenario() -> dict[str, Any]:
-                async with Client(url, read_timeout_seconds=60) as client:
-                    return await exercise_every_tool(client, stack, "http-s1", script_the_review)
-
-            reflected = anyio.run(scenario)
-        finally:
-            server.terminate()
-            server.wait(15)
+        reflected = anyio.run(scenario)
     assert reflected["mode"] == "llm", reflected["llm_error"]
     review = reflected["review"]
     assert review["still_valid"] == [{"id": f"fact:{home_city_fact(repo)}", "why": "the user said so"}]
@@ -207,17 +195,3 @@ def test_every_tool_over_streamable_http_with_an_llm_for_reflect(
 
 def home_city_fact(repo: Repository) -> int:
     return int(repo.facts(AGENT, USER, attribute="home_city")[0]["id"])
-
-
-def _announced_url(server: subprocess.Popen[bytes], log: Path) -> str:
-    def announced() -> str | None:
-        if server.poll() is not None:
-            raise AssertionError(f"hindsight mcp exited with {server.returncode}:\n{log.read_text()[-3000:]}")
-        for line in log.read_text(errors="replace").splitlines():
-            if "listening on " in line:
-                return line.rsplit("listening on ", 1)[1].strip()
-        return None
-
-    url = wait_until(announced, timeout=60, interval=0.1, what="hindsight mcp to listen")
-    time.sleep(0.1)
-    return url
