@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -28,7 +26,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(send)
+            await self._reject(scope, receive, send)
             return
         seen = 0
         started = False
@@ -52,19 +50,10 @@ class BodySizeLimit:
             await self.app(scope, limited_receive, tracking_send)
         except BodyTooLarge:
             if not started:
-                await self._reject(send)
+                await self._reject(scope, receive, send)
 
-    async def _reject(self, send: Send) -> None:
-        body: dict[str, Any] = {"detail": f"request body larger than {self.max_bytes} bytes"}
-        payload = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                ],
-            }
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = JSONResponse(
+            {"detail": f"request body larger than {self.max_bytes} bytes"}, status_code=413
         )
-        await send({"type": "http.response.body", "body": payload})
+        await refusal(scope, receive, send)

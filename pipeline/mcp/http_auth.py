@@ -11,15 +11,8 @@ What a well-formed key may do is still decided by the HTTP API the tools call (p
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 MISSING = (
     "this MCP server requires each client's own API key: send 'Authorization: Bearer <key>' or "
@@ -57,22 +50,11 @@ class RequireClientKey:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             problem = key_problem(headers, keys_required=self.keys_required)
             if problem is not None:
-                await _unauthorized(send, problem)
+                refusal = JSONResponse(
+                    {"detail": problem},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="hindsight"'},
+                )
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-async def _unauthorized(send: Send, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="hindsight"'),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
