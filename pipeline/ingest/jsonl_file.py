@@ -60,7 +60,11 @@ def _lines(fh: BinaryIO, cap: int) -> Iterator[bytes | None]:
 def count_lines(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> int:
     """The lines read_jsonl will report on: the non-blank ones, too-long ones included."""
     with path.open("rb") as fh:
-        return sum(1 for line in _lines(fh, max_line_bytes) if line is None or line.strip())
+        return sum(
+            1
+            for line_no, line in enumerate(_lines(fh, max_line_bytes), start=1)
+            if line is None or (line.removeprefix(_BOM) if line_no == 1 else line).strip()
+        )
 
 
 def read_jsonl(

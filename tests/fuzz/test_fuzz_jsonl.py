@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.core.errors import InvalidTurn
-from pipeline.ingest.jsonl_file import ingest_file, read_jsonl
+from pipeline.ingest.jsonl_file import count_lines, ingest_file, read_jsonl
 from pipeline.ingest.validation import parse_event
 from tests.fuzz.strategies import EXAMPLES, FUZZ_TIMEOUT_S, NOW, json_values, turn_fields
 
@@ -34,6 +34,7 @@ raw_lines = st.one_of(
             b"{",
             b'{"content": "\xff\xfe"}',
             b"\xef\xbb\xbf{}",
+            b"\xef\xbb\xbf",
             b"[" * 5000 + b"]" * 5000,
             b'{"a": ' + b"9" * 5000 + b"}",
             b"NaN",
@@ -55,8 +56,11 @@ def test_every_line_is_pushed_or_reported_by_number(lines: list[bytes]) -> None:
         # read_jsonl is the whole decision; ingest_file only batches its output (checked below, once:
         # its progress bar costs ~20 ms per file, which 10,000 cases cannot afford).
         outcomes = list(read_jsonl(path))
+        assert count_lines(path) == len(outcomes), "the progress total disagrees with the lines reported"
 
-    numbered = [n for n, raw in enumerate(b"\n".join(lines).split(b"\n"), start=1) if raw.strip()]
+    # A byte order mark before the first line is an encoding mark, not content: a line holding only it is blank.
+    physical = b"\n".join(lines).removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    numbered = [n for n, raw in enumerate(physical, start=1) if raw.strip()]
     assert [n for n, _, _ in outcomes] == numbered, "a line was dropped silently or reported twice"
     for _n, item, reason in outcomes:
         assert (item is None) != (reason is None)
