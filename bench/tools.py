@@ -13,6 +13,12 @@ Figures (targets from the issue):
 - rate error: the largest |reported success rate - true rate| over every insight at the end (<= 5 points);
 - degradation: simulated hours from the change until the degrading option's insight reports a rate below
   the midpoint of its old and new truth (<= 24 h).
+
+Agent-wide (`USERS` users): the same month, each call made for one of `USERS` users of the agent, and
+each lot of `batch` calls followed by the full review of one user in turn (so each user's scope is
+reviewed every ~`batch` of its own calls, as the batch trigger would). Every review re-plans the agent's
+agent-wide insights over all users' calls; the same figures are taken from them, beside those of one
+user's own insights (a quarter of the traffic).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ DAYS = 30
 CALLS_PER_DAY = 200
 BATCH = 30
 SEED = 30
+USERS = 4  # users of the agent in the agent-wide run
 TARGETS = {"direction": 0.95, "max_rate_error_points": 5.0, "degradation_hours": 24.0}
 
 
@@ -104,7 +111,12 @@ def traffic(seed: int = SEED) -> list[tuple[datetime, str, Option, bool, float]]
     return sorted(calls, key=lambda c: c[0])
 
 
-def to_turn(i: int, call: tuple[datetime, str, Option, bool, float]) -> Turn:
+def user_of(i: int, users: int) -> str:
+    """Whose call the i-th is: one user for the single-scope run, else spread over `users`."""
+    return USER if users == 1 else f"{USER}-{i % users}"
+
+
+def to_turn(i: int, call: tuple[datetime, str, Option, bool, float], users: int = 1) -> Turn:
     t, task, option, ok, latency = call
     status = "ok" if ok else option.failure
     meta: dict[str, Any] = {
@@ -117,7 +129,7 @@ def to_turn(i: int, call: tuple[datetime, str, Option, bool, float]) -> Turn:
     if not ok:
         meta["error"] = "upstream timed out after 30 s" if status == "timeout" else "HTTP 502 bad gateway"
     content = '{"results": 3}' if ok else f"Error: {meta['error']}"
-    return Turn(f"call-{i}", AGENT, USER, "s-month", "tool", content, t, "tool", meta)
+    return Turn(f"call-{i}", AGENT, user_of(i, users), "s-month", "tool", content, t, "tool", meta)
 
 
 @dataclass
@@ -158,20 +170,61 @@ def _at(t: datetime) -> Callable[[], datetime]:
     return lambda: t
 
 
-def run(repo: Repository, *, batch: int = BATCH, seed: int = SEED) -> Result:
+class _Tracker:
+    """The figures of one reader of the insights, followed lot by lot."""
+
+    def __init__(self, read: Callable[[], list[dict[str, Any]]]) -> None:
+        self.read = read
+        degrading = next((task, o) for task, pair in TASKS.items() for o in pair if o.degrade_to is not None)
+        self.degrading_key = (degrading[0], *degrading[1].key)
+        self.midpoint = (degrading[1].rate + (degrading[1].degrade_to or 0.0)) / 2
+        self.shown_at: datetime | None = None
+        self.daily: list[float] = []
+        self.next_day = START + timedelta(days=2)
+
+    def after_review(self, now: datetime) -> None:
+        rates = _rates(self.read())
+        if self.shown_at is None and now >= CHANGE:
+            rate = rates.get(self.degrading_key)
+            if rate is not None and rate < self.midpoint:
+                self.shown_at = now
+        while now >= self.next_day:  # the state at each end of day after the first
+            self.daily.append(_better_named(rates, self.next_day))
+            self.next_day += timedelta(days=1)
+
+    def result(self, reviews: int, calls: int, end: datetime) -> Result:
+        insights = self.read()
+        return Result(
+            reviews=reviews,
+            calls=calls,
+            direction_end=_better_named(_rates(insights), end),
+            direction_daily=sum(self.daily) / len(self.daily) if self.daily else 0.0,
+            max_rate_error=_max_error(_rates(insights), end),
+            degradation_hours=(self.shown_at - CHANGE).total_seconds() / 3600 if self.shown_at else None,
+            insights=insights,
+        )
+
+
+def run(repo: Repository, *, batch: int = BATCH, seed: int = SEED, users: int = 1) -> list[Result]:
+    """The month through real full reviews: [the figures of the scope's insights] with one user; with
+    `users` > 1 [the agent-wide insights' (read with every user's provenance, as an operator: the bench
+    judges numbers, not isolation), user 0's own insights']."""
     calls = traffic(seed)
     embedder = HashingEmbedder()
     config = ReviewConfig()
-    degrading = next((task, o) for task, pair in TASKS.items() for o in pair if o.degrade_to is not None)
-    midpoint = (degrading[1].rate + (degrading[1].degrade_to or 0.0)) / 2
-    shown_at: datetime | None = None
-    daily: list[float] = []
-    next_day = START + timedelta(days=2)
+    first = user_of(0, users)
+    trackers = [_Tracker(lambda: repo.tool_insights(AGENT, first, limit=500, scope="user"))]
+    if users > 1:
+        trackers.insert(
+            0,
+            _Tracker(lambda: repo.tool_insights(AGENT, first, limit=500, scope="agent", provenance="all")),
+        )
     reviews = 0
-    for start in range(0, len(calls), batch):
+    for lot_no, start in enumerate(range(0, len(calls), batch)):
         lot = calls[start : start + batch]
-        repo.ingest([to_turn(start + i, c) for i, c in enumerate(lot)], [])
-        batch_id = repo.claim(Dispatch(Scope(AGENT, USER), "full", "batch_size"), min_count=1, limit=batch)
+        repo.ingest([to_turn(start + i, c, users) for i, c in enumerate(lot)], [])
+        scope = Scope(AGENT, user_of(lot_no, users))
+        batch_id = repo.claim(Dispatch(scope, "full", "batch_size"), min_count=1, limit=10 * batch)
         if batch_id is None:
             raise RuntimeError("nothing to claim")
         now = lot[-1][0]
@@ -179,28 +232,15 @@ def run(repo: Repository, *, batch: int = BATCH, seed: int = SEED) -> Result:
         if report is None or not report.applied:
             raise RuntimeError(f"batch {batch_id} was not reviewed")
         reviews += 1
-        insights = repo.tool_insights(AGENT, USER, limit=500)
-        rates = _rates(insights)
-        if shown_at is None and now >= CHANGE:
-            rate = rates.get((degrading[0], *degrading[1].key))
-            if rate is not None and rate < midpoint:
-                shown_at = now
-        while now >= next_day:  # the state at each end of day after the first
-            daily.append(_better_named(rates, next_day))
-            next_day += timedelta(days=1)
-    end = calls[-1][0]
-    insights = repo.tool_insights(AGENT, USER, limit=500)
-    rates = _rates(insights)
+        for tracker in trackers:
+            tracker.after_review(now)
+    return [t.result(reviews, len(calls), calls[-1][0]) for t in trackers]
+
+
+def _max_error(rates: dict[tuple[str, str, tuple[str, ...]], float], end: datetime) -> float:
+    """The largest |reported - true| success rate at `end`, in points (a missing insight counts as 0%)."""
     truth = {(task, *o.key): o.rate_at(end) for task, pair in TASKS.items() for o in pair}
-    return Result(
-        reviews=reviews,
-        calls=len(calls),
-        direction_end=_better_named(rates, end),
-        direction_daily=sum(daily) / len(daily) if daily else 0.0,
-        max_rate_error=max(abs(rates.get(k, 0.0) - v) for k, v in truth.items()) * 100,
-        degradation_hours=(shown_at - CHANGE).total_seconds() / 3600 if shown_at else None,
-        insights=insights,
-    )
+    return max(abs(rates.get(k, 0.0) - v) for k, v in truth.items()) * 100
 
 
 def met(f: dict[str, float]) -> bool:
@@ -211,7 +251,7 @@ def met(f: dict[str, float]) -> bool:
     )
 
 
-def report_lines(r: Result) -> list[str]:
+def report_lines(r: Result, agent: Result | None = None, one_user: Result | None = None) -> list[str]:
     f = r.figures()
     hours = f"{r.degradation_hours:.1f} h" if r.degradation_hours is not None else "never"
     ok = {
@@ -247,7 +287,33 @@ def report_lines(r: Result) -> list[str]:
         "",
     ]
     lines += [f"- {i['text']}" for i in r.insights]
+    if agent is not None and one_user is not None:
+        lines += ["", *agent_lines(agent, one_user)]
     return lines
+
+
+def agent_lines(agent: Result, one_user: Result) -> list[str]:
+    """The agent-wide run beside one of its users' own insights."""
+    a, u = agent.figures(), one_user.figures()
+
+    def hours(h: float | None) -> str:
+        return f"{h:.1f} h" if h is not None else "never"
+
+    return [
+        f"Agent-wide: the same month with each call made for one of {USERS} users of the agent, and after "
+        f"each lot of {BATCH} calls the full review of one user in turn ({agent.reviews} reviews); each "
+        "review re-plans the agent's insights over every user's calls under the agent's lock.",
+        "",
+        f"| figure | agent-wide insights | one user's own insights (1/{USERS} of the calls) | target |",
+        "|---|---|---|---|",
+        f"| task kinds whose insights rate the better option higher (end of month) | {a['direction']:.0%} | "
+        f"{u['direction']:.0%} | ≥ 95% |",
+        f"| the same, every end of day from day 2 | {a['direction_daily']:.1%} | {u['direction_daily']:.1%} | — |",
+        f"| max \\|reported − true success rate\\| (end of month) | {a['max_rate_error_points']:.1f} points | "
+        f"{u['max_rate_error_points']:.1f} points | ≤ 5 |",
+        f"| simulated time until the degradation shows | {hours(agent.degradation_hours)} | "
+        f"{hours(one_user.degradation_hours)} | ≤ 24 h |",
+    ]
 
 
 def run_tools_bench(
@@ -261,12 +327,16 @@ def run_tools_bench(
         with engine.begin() as conn:
             conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
         console.rule("[bold]bench tools")
-        result = run(Repository(engine))
+        repo = Repository(engine)
+        (result,) = run(repo)
+        with engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+        agent, one_user = run(repo, users=USERS)
     finally:
         engine.dispose()
-    lines = report_lines(result)
+    lines = report_lines(result, agent, one_user)
     for line in lines:
         console.print(line, markup=False, highlight=False)
     if write:
         write_section("tools", "\n".join(lines))
-    return result.figures()
+    return result.figures() | {f"agent_{k}": v for k, v in agent.figures().items()}

@@ -218,22 +218,42 @@ class MemoryClient:
         return self._get("/v1/memories", params)
 
     def tool_insights(
-        self, *, agent_id: str, user_id: str, task: str | None = None, limit: int = 50
+        self,
+        *,
+        agent_id: str,
+        user_id: str,
+        task: str | None = None,
+        limit: int = 50,
+        scope: str = "agent",
     ) -> dict[str, Any]:
         """What review learnt about the agent's tools: {"insights": [{"text", "tool", "arg_keys", "task",
-        "success_rate", "calls", "ok", "median_latency_ms", "window", "source_turn_ids", ...}]}, per task,
-        the best success rate first (issue 30)."""
-        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit}
+        "success_rate", "calls", "ok", "median_latency_ms", "window", "source_turn_ids", "scope", "users",
+        "user_calls", ...}]}, per task, the best success rate first (issue 30). `scope="agent"` (default):
+        the agent's insights over all its users' calls, whose `source_turn_ids` are this user's calls
+        only; `scope="user"`: this scope's own calls."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit, "scope": scope}
         if task is not None:
             params["task"] = task
         return self._get("/v1/tool-insights", params)
 
     def prompt(
-        self, *, agent_id: str, user_id: str, task: str | None = None, budget_tokens: int = 400
+        self,
+        *,
+        agent_id: str,
+        user_id: str,
+        task: str | None = None,
+        budget_tokens: int = 400,
+        scope: str = "agent",
     ) -> dict[str, Any]:
         """A block for the agent's system prompt: {"prompt": text, "tokens": estimated (characters / 4),
-        ...}: current facts, preferences and the tool insights of `task`, within `budget_tokens`."""
-        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "budget_tokens": budget_tokens}
+        ...}: current facts, preferences and the tool insights of `task` (the agent's across its users,
+        or with `scope="user"` this scope's own), within `budget_tokens`."""
+        params: dict[str, Any] = {
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "budget_tokens": budget_tokens,
+            "scope": scope,
+        }
         if task is not None:
             params["task"] = task
         return self._get("/v1/prompt", params)

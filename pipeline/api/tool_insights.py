@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
@@ -17,6 +17,17 @@ AgentId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)]
 UserId = Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)]
 Task = Annotated[
     str | None, Query(max_length=500, description="what the agent is doing (matches an insight's task)")
+]
+# Agent-wide by default: tool skill is the agent's, learnt across its users (issue 30).
+InsightScope = Annotated[
+    Literal["agent", "user"],
+    Query(description="agent: the agent's insights over all its users' calls; user: this scope's calls only"),
+]
+# Whose turn ids an agent-wide insight lists. Another user's turn ids name episodes of another scope, so
+# only an operator (admin key) may ask for all of them; counts and rates are the agent's either way.
+Provenance = Annotated[
+    Literal["user", "all"],
+    Query(description="user: source_turn_ids lists this user's calls only; all: every user's (admin keys)"),
 ]
 
 INSIGHT_EXAMPLE = {
@@ -39,6 +50,10 @@ INSIGHT_EXAMPLE = {
     "valid_from": "2026-05-03T19:20:00+00:00",
     "weight": 1.0,
     "source_turn_ids": ["call-50", "call-49"],
+    "scope": "agent",
+    "users": 12,
+    "user_calls": 2,
+    "provenance": "user",
 }
 
 
@@ -53,10 +68,19 @@ def tool_insights(
     user_id: UserId,
     task: Task = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    scope: InsightScope = "agent",
+    provenance: Provenance = "user",
 ) -> dict[str, Any]:
-    """The scope's current tool insights (of `task` when given): per task, the best success rate first."""
+    """The current tool insights (of `task` when given): per task, the best success rate first. By
+    default the agent's, over all its users' calls, each listing only this user's calls as provenance
+    (`source_turn_ids`; `user_calls` of the `calls` are theirs); `scope=user` for this scope's own."""
     guard(caller, agent_id, user_id, "read")
-    return {"insights": deps.repo.tool_insights(agent_id, user_id, task=task, limit=limit)}
+    if provenance == "all":
+        guard(caller, agent_id, user_id, "admin")  # other users' turn ids: operators only
+    insights = deps.repo.tool_insights(
+        agent_id, user_id, task=task, limit=limit, scope=scope, provenance=provenance
+    )
+    return {"insights": insights}
 
 
 @router.get(
@@ -87,12 +111,14 @@ def prompt(
     budget_tokens: Annotated[
         int, Query(ge=16, le=8000, description="estimated tokens, characters / 4 (see the README)")
     ] = 400,
+    scope: InsightScope = "agent",
 ) -> dict[str, Any]:
     """A short ranked block for the agent's system prompt: current facts, preferences and the tool
-    insights of `task`, within `budget_tokens`."""
+    insights of `task` (the agent's across its users by default, `scope=user` for this scope's own),
+    within `budget_tokens`."""
     guard(caller, agent_id, user_id, "read")
     facts = deps.repo.facts(agent_id, user_id)
-    insights = deps.repo.tool_insights(agent_id, user_id, task=task)
+    insights = deps.repo.tool_insights(agent_id, user_id, task=task, scope=scope)
     block = prompt_block.build(facts, insights, budget_tokens=budget_tokens)
     return {
         "prompt": block.text,

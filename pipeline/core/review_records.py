@@ -162,6 +162,27 @@ class MemoryWrite:
     details: dict[str, Any] | None = None  # kind-specific numbers (a tool insight's counts and rates)
 
 
+@dataclass(frozen=True, slots=True)
+class AgentInsightWrite:
+    """An agent-wide tool insight to write (user_id NULL): new, or a new version of `replaces`.
+
+    Its provenance keeps whose call each member was, so a reader serving one user can list that user's
+    turn ids only (pipeline/adapters/postgres/tool_insights_sql.py)."""
+
+    text: str
+    details: dict[str, Any]
+    members: tuple[tuple[int, str], ...]  # (episode id, user id) of the calls it counts, newest first
+    valid_from: datetime
+    importance: float
+    replaces: int | None
+
+
+# Plans an agent's tool insights from all its calls and its open agent-wide insights. Called by the
+# store inside the review's transaction under a per-agent lock, on what it reads there: two users'
+# reviews then never plan from the same stale open version (see agent_insights_sql.py).
+AgentInsightPlanner = Callable[[Sequence[ToolCall], Sequence[OpenToolInsight]], list[AgentInsightWrite]]
+
+
 @dataclass
 class ReviewWrite:
     embeddings: dict[int, bytes] = field(default_factory=dict)
@@ -176,3 +197,7 @@ class ReviewWrite:
     member_weight: float = 1.0
     min_members: int = 3
     summarise: Callable[[list[str], list[int]], str] | None = None
+    # Full reviews: re-plan the agent's agent-wide tool insights (issue 30), over its most recent
+    # `agent_call_limit` calls across all its users.
+    agent_insights: AgentInsightPlanner | None = None
+    agent_call_limit: int = 50_000

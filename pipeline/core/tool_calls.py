@@ -18,6 +18,9 @@ TOOL_STATUSES: tuple[str, ...] = ("ok", "error", "timeout")
 TOOL_KEYS: tuple[str, ...] = ("tool", "args", "status", "latency_ms", "error", "task")
 # The semantic memories a full review writes from tool calls (semantic_memories.method).
 TOOL_INSIGHT_METHOD = "tool_insight"
+# Whose calls an insight counts: the agent's across all its users (stored with user_id NULL), or one
+# scope's (agent, user). Agent-wide is what the API serves by default: tool skill is the agent's.
+INSIGHT_SCOPES: tuple[str, ...] = ("agent", "user")
 
 
 def is_tool_call(role: str, metadata: Mapping[str, Any]) -> bool:
@@ -38,13 +41,16 @@ class ToolCall:
     latency_ms: float | None
     error: str | None
     task: str | None
+    user_id: str | None = None  # read back for agent-wide insights only: whose call it was
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
 
-def tool_call_of(episode_id: int, turn_id: str, ts: datetime, metadata: Mapping[str, Any]) -> ToolCall:
+def tool_call_of(
+    episode_id: int, turn_id: str, ts: datetime, metadata: Mapping[str, Any], user_id: str | None = None
+) -> ToolCall:
     """The call record of a validated tool turn's metadata (validation guarantees the types)."""
     args = metadata.get("args")
     latency = metadata.get("latency_ms")
@@ -62,4 +68,5 @@ def tool_call_of(episode_id: int, turn_id: str, ts: datetime, metadata: Mapping[
         else None,
         error=error if isinstance(error, str) and error.strip() else None,
         task=task.strip() if isinstance(task, str) and task.strip() else None,
+        user_id=user_id,
     )

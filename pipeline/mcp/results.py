@@ -154,7 +154,12 @@ class ToolInsight(BaseModel):
     calls: int | None
     ok: int | None
     median_latency_ms: float | None
-    source_turn_ids: list[str] = Field(description="the calls it counts, newest first")
+    source_turn_ids: list[str] = Field(
+        description="the calls it counts, newest first; for an agent-wide insight this user's calls only"
+    )
+    scope: str = Field("user", description="agent: counts all the agent's users' calls; user: this scope's")
+    users: int | None = Field(None, description="how many users its calls come from")
+    user_calls: int | None = Field(None, description="how many of the calls it counts are this user's")
 
 
 class ToolInsights(BaseModel):

@@ -270,12 +270,23 @@ class MemoryTools:
             str | None, Field(max_length=500, description="what you are doing, e.g. 'flight search'")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        scope: Annotated[
+            Literal["agent", "user"],
+            Field(description="agent: learnt over all your users' calls (default); user: this user's only"),
+        ] = "agent",
         ctx: Context | None = None,
     ) -> results.ToolInsights:
         """What review learnt about your tools: per task and tool (and argument pattern), how often calls
-        succeed, how slow they are and how they fail, best first. Prefer the tools that work."""
+        succeed, how slow they are and how they fail, best first. Prefer the tools that work. By default
+        over all your users' calls; the call turn ids listed are this user's only."""
         agent_id, user_id = caller_scope(agent_id, user_id)
-        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "task": task, "limit": limit}
+        params: dict[str, Any] = {
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "task": task,
+            "limit": limit,
+            "scope": scope,
+        }
         with tool_errors():
             return results.ToolInsights.model_validate(
                 self._call(

@@ -210,6 +210,10 @@ def review_batch(
         member_weight=config.member_weight,
         min_members=config.cluster.min_cluster_size,
         summarise=summarise.extractive_summary,
+        # The agent-wide insights are planned by the store under the agent's lock, on what it reads
+        # there: this review's read of the agent's calls could be stale by the time it writes.
+        agent_insights=tool_insights.agent_planner(config.tools) if batch.kind == "full" else None,
+        agent_call_limit=config.tools.agent_call_limit,
     )
     applied, fact_counts = repo.complete_review(
         batch, write, now=clock(), started_at=started_at, counts=counts, timings_ms=timings, worker=worker
@@ -349,8 +353,7 @@ def _tool_insights(
     ]
 
 
-# What an insight weighs against other semantic memories: a cluster's typical quality total.
-INSIGHT_IMPORTANCE = 0.6
+INSIGHT_IMPORTANCE = tool_insights.INSIGHT_IMPORTANCE
 
 
 def _with_llm_facts(

@@ -22,9 +22,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
-from pipeline.core.review_records import OpenToolInsight
+from pipeline.core.review_records import AgentInsightPlanner, AgentInsightWrite, OpenToolInsight
 from pipeline.core.tool_calls import ToolCall
 
 
@@ -33,6 +34,7 @@ class ToolInsightParams:
     change_llr: float = 12.0  # nats of evidence a change point needs (see the module docstring)
     min_segment: int = 8  # calls on each side of a change point
     call_limit: int = 20_000  # most recent calls of a scope a full review reads
+    agent_call_limit: int = 50_000  # most recent calls of an agent, across its users, for agent-wide ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,3 +215,42 @@ def plan(
             )
         )
     return out
+
+
+# What an insight weighs against other semantic memories: a cluster's typical quality total.
+INSIGHT_IMPORTANCE = 0.6
+
+
+def plan_agent(
+    calls: Sequence[ToolCall],
+    open_insights: Sequence[OpenToolInsight],
+    params: ToolInsightParams = ToolInsightParams(),
+) -> list[AgentInsightWrite]:
+    """Agent-wide insights: the same groups, estimates and sentences as `plan`, over the calls of all the
+    agent's users (each call carries its `user_id`). Idempotent like `plan`: a group whose open version
+    already counts every call read (same total, same newest call) is left alone, so a second review
+    planning after the first has written changes nothing.
+
+    Each insight keeps how many users its group's calls came from (`users`) and whose call each member
+    was: the read side lists a caller's own turn ids only and hides a group no other user shares with
+    enough users to be a task kind rather than one person's (tool_insights_sql.py)."""
+    by_episode = {c.episode_id: c.user_id or "" for c in calls}
+    users_of: dict[str, set[str]] = {}
+    for c in calls:
+        users_of.setdefault(group_of(c).key, set()).add(c.user_id or "")
+    return [
+        AgentInsightWrite(
+            text=p.text,
+            details=p.details() | {"scope": "agent", "users": len(users_of[p.group.key])},
+            members=tuple((e, by_episode[e]) for e in p.members),
+            valid_from=p.estimate.last_ts,
+            importance=INSIGHT_IMPORTANCE,
+            replaces=p.replaces,
+        )
+        for p in plan(calls, open_insights, params)
+    ]
+
+
+def agent_planner(params: ToolInsightParams) -> AgentInsightPlanner:
+    """`plan_agent` with these params, as the store calls it under the agent's lock."""
+    return partial(plan_agent, params=params)

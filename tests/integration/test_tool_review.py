@@ -119,13 +119,17 @@ def test_tool_calls_become_insights_with_provenance_and_never_user_facts(stack: 
     assert len(scrape_now) == 1
     assert scrape_now[0]["version"] == 2
 
-    # The inspector shows the scope's insights, each linked to its memory page.
+    # The inspector shows the scope's own insights (scope=user), each linked to its memory page; with one
+    # user the agent-wide insight counts the same calls.
+    own = _insights(stack, task="flight search", scope="user")[0]
+    assert (own["scope"], best["scope"]) == ("user", "agent")
+    assert (own["calls"], own["ok"], own["text"]) == (best["calls"], best["ok"], best["text"])
     page = stack.api.get("/ui/scope", params={"agent_id": AGENT, "user_id": USER})
     assert page.status_code == 200
     section = page.text.split('id="tool-insights"')[1].split("</section>")[0]
     assert "flights.search" in section
     assert "travel.scrape" in section
-    assert f"/ui/memory/{best['id']}" in section
+    assert f"/ui/memory/{own['id']}" in section
 
 
 def test_the_prompt_block_keeps_to_its_budget_and_says_current_values(stack: Stack) -> None:

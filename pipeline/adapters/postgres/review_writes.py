@@ -10,6 +10,7 @@ from sqlalchemy import LargeBinary, bindparam, func, select, text, update
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains
+from pipeline.adapters.postgres.agent_insights_sql import refresh_agent_insights
 from pipeline.adapters.postgres.semantic_writes import Outbox, retire_superseded, write_memories
 from pipeline.adapters.postgres.tables import episodes
 from pipeline.core.models import EPISODE
@@ -60,6 +61,11 @@ def write_review(
     if write.summarise is not None:
         counts |= retire_superseded(
             s, agent_id, user_id, now, min_members=write.min_members, summarise=write.summarise, outbox=outbox
+        )
+    if write.agent_insights is not None:
+        # Last, so the agent's lock (which full reviews of all its users share) is held the shortest.
+        counts |= refresh_agent_insights(
+            s, agent_id, write.agent_insights, now, call_limit=write.agent_call_limit
         )
     outbox.flush(s)
     return counts

@@ -9,6 +9,7 @@ import sqlalchemy
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -137,6 +138,14 @@ class Episode(Base):
             "restored_at",
             postgresql_where=text("restored_at IS NOT NULL"),
         ),
+        # An agent's tool calls across its users, newest first: agent-wide tool insights (0020).
+        Index(
+            "ix_episodes_agent_tool_calls",
+            "agent_id",
+            "ts",
+            "id",
+            postgresql_where=text("role = 'tool' AND (metadata ->> 'tool') IS NOT NULL"),
+        ),
         # Room on every page, so the decay pass's rewrites of weight and status are HOT (no new index
         # entries). No index may name those columns, not even in a predicate: migrations 0005 and 0006,
         # figures in BENCHMARKS.md (`hindsight bench decay`).
@@ -216,7 +225,8 @@ class SemanticMemory(Base):
     __tablename__ = "semantic_memories"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     agent_id: Mapped[str] = mapped_column(Text)
-    user_id: Mapped[str] = mapped_column(Text)
+    # NULL only for an agent-wide tool insight: no user's scope (0020, agent_insights_sql.py says why).
+    user_id: Mapped[str | None] = mapped_column(Text)
     text: Mapped[str] = mapped_column(Text)
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
     importance: Mapped[float] = mapped_column(Float, server_default="0.5")
@@ -256,6 +266,17 @@ class SemanticMemory(Base):
             "user_id",
             postgresql_where=sqlalchemy.text("method = 'tool_insight' AND valid_to IS NULL"),
         ),  # 0019
+        # One current version per agent-wide insight group, whatever the writers do (0020).
+        Index(
+            "ux_semantic_agent_insight_open",
+            "agent_id",
+            sqlalchemy.text("(details ->> 'key')"),
+            unique=True,
+            postgresql_where=sqlalchemy.text(
+                "user_id IS NULL AND method = 'tool_insight' AND valid_to IS NULL"
+            ),
+        ),
+        CheckConstraint("user_id IS NOT NULL OR method = 'tool_insight'", name="ck_semantic_user_scope"),
     )
 
 
@@ -270,6 +291,24 @@ class SemanticMember(Base):
 
     # Recall asks which memories an episode is folded into (migration 0009).
     __table_args__ = (Index("ix_semantic_members_episode", "episode_id"),)
+
+
+class AgentInsightMember(Base):
+    """Provenance of an agent-wide tool insight: the calls it counts and whose each was (0020). Apart from
+    semantic_members so that per-scope code joining an episode to its memories never meets a row built
+    from other users' calls; the user column lets a reader list one user's turn ids only."""
+
+    __tablename__ = "agent_insight_members"
+    memory_id: Mapped[int] = mapped_column(
+        ForeignKey("semantic_memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_agent_insight_members_user", "memory_id", "user_id"),
+        Index("ix_agent_insight_members_episode", "episode_id"),
+    )
 
 
 class MemoryAudit(Base):
@@ -334,6 +373,7 @@ reviews = cast(Table, Review.__table__)
 facts = cast(Table, Fact.__table__)
 semantic_memories = cast(Table, SemanticMemory.__table__)
 semantic_members = cast(Table, SemanticMember.__table__)
+agent_insight_members = cast(Table, AgentInsightMember.__table__)
 index_outbox = cast(Table, IndexOutbox.__table__)
 memory_audit = cast(Table, MemoryAudit.__table__)
 api_keys = cast(Table, ApiKey.__table__)
