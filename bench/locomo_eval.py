@@ -24,8 +24,6 @@ from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
 VARIANTS: dict[str, RecallTuning] = {
     "lexical-only": replace(DEFAULT_TUNING, dense=False),
     "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
-    "absolute": replace(DEFAULT_TUNING, fusion="absolute"),
-    "normalised": replace(DEFAULT_TUNING, fusion="normalised"),
     "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
     "no-unfold": replace(DEFAULT_TUNING, unfold_big=False),
     "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),

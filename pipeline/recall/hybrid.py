@@ -115,8 +115,6 @@ def recall(
         fused = dict(dense_list)
     elif tuning.fusion == "rrf":
         fused = ranking.rrf(lists, k=tuning.rrf_k, weights=weights)
-    elif tuning.fusion == "absolute":
-        fused = ranking.absolute(lists, weights=weights)
     else:
         fused = ranking.normalised(lists, weights=weights)
     for key, value in fused.items():
@@ -152,9 +150,7 @@ def recall(
         # reciprocal rank under RRF; under min-max fusion the cosine spans the fused range, whose top is
         # the sum of the weights), so that they neither swamp nor vanish under the hot ones.
         rrf_k = tuning.rrf_k if use_lexical and tuning.fusion == "rrf" else None
-        # Under absolute fusion a cosine is already on the fused scale.
-        spans = use_lexical and rrf_k is None and tuning.fusion == "normalised"
-        scale = tuning.dense_weight + tuning.lexical_weight if spans else 1.0
+        scale = tuning.dense_weight + tuning.lexical_weight if use_lexical and rrf_k is None else 1.0
         hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k, scale=scale)
     hits = history_below_current(hits, tuning.superseded_factor)
     hits.sort(key=rank_key, reverse=True)

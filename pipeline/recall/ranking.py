@@ -19,7 +19,6 @@ __all__ = [
     "SOURCE_TRUST",
     "UNKNOWN_TRUST",
     "Factors",
-    "absolute",
     "lexical_confidence",
     "lift",
     "neighbour_shares",
@@ -58,23 +57,6 @@ def normalised(
         for key, s in ranked:
             part = (s - lo) / (hi - lo) if hi > lo else 1.0
             fused[key] = fused.get(key, 0.0) + w * part
-    return fused
-
-
-def absolute(
-    lists: Mapping[str, Sequence[tuple[K, float]]], *, weights: Mapping[str, float]
-) -> dict[K, float]:
-    """Σ weight × score over the lists a key appears in, each score as its retriever gave it.
-
-    For lists whose scores already sit on a scale of their own that means the same in every query (a
-    cosine; a BM25 score over the most the query's words could score, `BM25.ceiling`). Min-max stretches
-    each list to [0, 1] whatever its best match is worth, so a best lexical match sharing one common word
-    with the question counts as much as a best dense match that says what it asks."""
-    fused: dict[K, float] = {}
-    for name, ranked in lists.items():
-        w = weights.get(name, 1.0)
-        for key, s in ranked:
-            fused[key] = fused.get(key, 0.0) + w * s
     return fused
 
 

@@ -28,7 +28,7 @@ class RecallTuning:
     # signal on conversational turns (dense alone 0.27 R@5 vs BM25 with context 0.63), hence 0.3 : 1 at
     # first; since every candidate has a cosine (dense_rescore) and with the session prior, 0.4 : 1: R@5 /
     # R@10 0.723 / 0.804 -> 0.726 / 0.805 (held out 0.706 / 0.788 -> 0.708 / 0.787).
-    fusion: Literal["rrf", "normalised", "absolute"] = "normalised"
+    fusion: Literal["rrf", "normalised"] = "normalised"
     rrf_k: float = 60.0
     # Equal weights since `hindsight bench quality` measured three shapes of conversation: 0.4 (the LoCoMo
     # 1-5 optimum) against 1.0, R@5 / R@10 on LoCoMo 0.702 / 0.786 vs 0.693 / 0.782, on assistant_help

@@ -37,17 +37,6 @@ def test_normalised_fusion_is_min_max_per_list() -> None:
     assert single == {"x": 1.0}
 
 
-def test_absolute_fusion_keeps_each_list_on_its_own_scale() -> None:
-    lists = {"dense": [("a", 0.62), ("b", 0.30)], "lexical": [("b", 0.15), ("c", 0.10)]}
-    fused = ranking.absolute(lists, weights={"dense": 1.0, "lexical": 1.0})
-    assert fused == pytest.approx({"a": 0.62, "b": 0.45, "c": 0.10})
-    # Min-max would make the weak lexical best match (15% of the query) worth as much as the strong cosine.
-    stretched = ranking.normalised(lists, weights={"dense": 1.0, "lexical": 1.0})
-    assert stretched["b"] == pytest.approx(stretched["a"])
-    assert fused["b"] < fused["a"] - 0.1
-    assert ranking.absolute(lists, weights={"lexical": 2.0})["c"] == pytest.approx(0.20)
-
-
 def test_factors_multiply_and_semantic_memories_are_boosted() -> None:
     f = ranking.Factors(weight=0.5, trust=0.7, semantic=ranking.SEMANTIC_BOOST, window=1.5, fact=1.2)
     assert f.product() == pytest.approx(0.5 * 0.7 * 1.2 * 1.5 * 1.2)
