@@ -35,6 +35,13 @@ class RecallTuning:
     # 0.348 / 0.438 vs 0.455 / 0.562, on friends_chat 0.416 / 0.500 vs 0.438 / 0.530. MiniLM is the weaker
     # signal on LoCoMo's long polished turns and the stronger one on paraphrased questions about help
     # conversations and short chat; neither weight is knowable in advance, so neither side is favoured.
+    # Measured and not kept (2026-12-04, through the pipeline, R@5 / R@10 against the default): "absolute"
+    # fusion, the sum of each retriever's own score (cosine + BM25 share of the query's ceiling, no
+    # stretching), LoCoMo 0.609 / 0.690 against 0.677 / 0.768, assistant_help 0.509 / 0.618 against
+    # 0.539 / 0.623 (offline over raw turns it had looked better: 0.659 / 0.580 / 0.474 R@10 against
+    # min-max's 0.676 / 0.505 / 0.469). z-score and Qdrant-style distribution-based fusion, offline: no
+    # better than min-max on any set. Every fixed fusion trades LoCoMo (where BM25 is the stronger list)
+    # against assistant_help (where MiniLM is): what would lift both is a better representation.
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
     # The lexical list's weight times (share of the query its best match covers) ** this, under min-max
