@@ -44,6 +44,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
     "lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.5),
+    "lexical-confidence-0.25": replace(DEFAULT_TUNING, lexical_confidence=0.25),
+    "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
