@@ -43,8 +43,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-window": replace(DEFAULT_TUNING, window_boost=1.0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
-    "lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.5),
-    "lexical-confidence-0.25": replace(DEFAULT_TUNING, lexical_confidence=0.25),
+    "no-lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.0),
+    "lexical-confidence-0.5": replace(DEFAULT_TUNING, lexical_confidence=0.5),
     "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
 }
