@@ -26,7 +26,7 @@ from pipeline.adapters.postgres.agent_insights_sql import agent_lock_key
 from pipeline.adapters.postgres.repository import Repository
 from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack, WorkerProcess
-from tests.integration.keyed import fresh_keys
+from tests.integration.keyed import KeyedSite, fresh_keys
 from tests.integration.live_api import live_stack
 from tests.integration.mcp_http import mcp_over_http
 
@@ -87,34 +87,20 @@ def _wait_done(http: httpx.Client, batch_ids: list[int], timeout: float = 120) -
     )
 
 
-class Keyed:
-    def __init__(self, stack: Stack, keys: dict[str, str]) -> None:
-        self.stack = stack
-        self.keys = keys
-        self.url = stack.settings.api_url
-
-    def http(self, key: str) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60, headers={"X-API-Key": self.keys[key]})
-
-    def get(self, key: str, path: str, **params: Any) -> httpx.Response:
-        with self.http(key) as http:
-            return http.get(path, params=params)
-
-
 @pytest.fixture(scope="module")
 def keyed(
     repo: Repository,
     worker: WorkerProcess,
     embedder: SentenceTransformerEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Keyed]:
+) -> Iterator[KeyedSite]:
     """Both users' calls logged and fully reviewed, one after the other, on a stack that requires keys."""
     keys = fresh_keys(repo)
     with live_stack(
         repo, embedder, tmp_path_factory.mktemp("agent-insights"), auth={"mode": "required"}
     ) as stack:
         stack.start_scheduler(batch_size=1000)
-        world = Keyed(stack, keys)
+        world = KeyedSite(stack, keys)
         with world.http("admin") as admin:
             _log_calls(admin, stack, ["u1", "u2"])
             for user in ("u1", "u2"):
@@ -123,7 +109,7 @@ def keyed(
     time.sleep(0.2)
 
 
-def _insights(world: Keyed, key: str, user: str, **params: Any) -> tuple[list[dict[str, Any]], str]:
+def _insights(world: KeyedSite, key: str, user: str, **params: Any) -> tuple[list[dict[str, Any]], str]:
     response = world.get(key, "/v1/tool-insights", agent_id=AGENT, user_id=user, **params)
     assert response.status_code == 200, response.text
     return response.json()["insights"], response.text
@@ -133,7 +119,9 @@ def _other_users_ids(user: str) -> list[str]:
     return [c["turn_id"] for u, calls in CALLS.items() if u != user for c in calls]
 
 
-def test_the_agent_wide_insight_counts_both_users_and_lists_only_the_callers_turn_ids(keyed: Keyed) -> None:
+def test_the_agent_wide_insight_counts_both_users_and_lists_only_the_callers_turn_ids(
+    keyed: KeyedSite,
+) -> None:
     insights, body = _insights(keyed, "alpha", "u1")
     (flights,) = insights  # u2's private errand is not u1's to see
     assert flights["scope"] == "agent"
@@ -163,7 +151,7 @@ def test_the_agent_wide_insight_counts_both_users_and_lists_only_the_callers_tur
     assert own[0]["id"] != flights["id"]
 
 
-def test_every_users_turn_ids_are_for_operators_only(keyed: Keyed) -> None:
+def test_every_users_turn_ids_are_for_operators_only(keyed: KeyedSite) -> None:
     refused = keyed.get("alpha", "/v1/tool-insights", agent_id=AGENT, user_id="u1", provenance="all")
     assert refused.status_code == 403
     assert "u2-call" not in refused.text
@@ -177,7 +165,7 @@ def test_every_users_turn_ids_are_for_operators_only(keyed: Keyed) -> None:
     assert keyed.get("beta", "/v1/tool-insights", agent_id=AGENT, user_id="u1").status_code == 403
 
 
-def test_agent_wide_rows_are_in_no_users_scope(keyed: Keyed) -> None:
+def test_agent_wide_rows_are_in_no_users_scope(keyed: KeyedSite) -> None:
     flights = _insights(keyed, "alpha", "u1")[0][0]
     listed = keyed.get("alpha", "/v1/memories", agent_id=AGENT, user_id="u1", kind="semantic")
     assert listed.status_code == 200
@@ -188,7 +176,7 @@ def test_agent_wide_rows_are_in_no_users_scope(keyed: Keyed) -> None:
     )
 
 
-def test_the_prompt_block_uses_the_agent_wide_insight_by_default(keyed: Keyed) -> None:
+def test_the_prompt_block_uses_the_agent_wide_insight_by_default(keyed: KeyedSite) -> None:
     def prompt(user: str, **params: Any) -> str:
         response = keyed.get(
             "alpha", "/v1/prompt", agent_id=AGENT, user_id=user, task="flight search", **params
@@ -202,7 +190,9 @@ def test_the_prompt_block_uses_the_agent_wide_insight_by_default(keyed: Keyed) -
     assert "gifts.buy" not in keyed.get("alpha", "/v1/prompt", agent_id=AGENT, user_id="u1").text
 
 
-def test_memory_tool_insights_over_mcp_http_acts_with_the_remote_key(keyed: Keyed, tmp_path: Path) -> None:
+def test_memory_tool_insights_over_mcp_http_acts_with_the_remote_key(
+    keyed: KeyedSite, tmp_path: Path
+) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client

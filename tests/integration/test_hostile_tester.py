@@ -30,7 +30,7 @@ from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
 from tests.helpers import wait_until
 from tests.integration.harness import DB_URL, REDIS_URL, Stack, WorkerProcess
-from tests.integration.keyed import fresh_keys
+from tests.integration.keyed import KeyedSite, fresh_keys
 from tests.integration.live_api import live_stack
 from tests.pty_cli import run_cli
 
@@ -51,16 +51,9 @@ def visible(output: str) -> str:
     return _RICH_STYLING.sub("", output)
 
 
-class Site:
+class Site(KeyedSite):
     def __init__(self, stack: Stack, keys: dict[str, str]) -> None:
-        self.stack = stack
-        self.keys = keys
-        self.url = stack.settings.api_url
-
-    def http(self, key: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=self.url, timeout=60, headers={"Authorization": f"Bearer {self.keys[key]}"}
-        )
+        super().__init__(stack, keys, bearer=True)
 
     def env(self, key: str) -> dict[str, str]:
         return {

@@ -80,19 +80,21 @@ def agent_calls(s: Session, agent_id: str, limit: int) -> list[ToolCall]:
 
 
 def open_agent_insights(s: Session, agent_id: str) -> list[OpenToolInsight]:
-    out = []
-    for r in s.execute(_OPEN_AGENT_INSIGHTS, {"a": agent_id, "method": TOOL_INSIGHT_METHOD}):
-        d = r.details or {}
-        last = d.get("window", {}).get("to")
-        out.append(
-            OpenToolInsight(
-                r.id,
-                str(d.get("key", "")),
-                int(d.get("calls_total", 0)),
-                datetime.fromisoformat(last) if last else None,
-            )
-        )
-    return out
+    rows = s.execute(_OPEN_AGENT_INSIGHTS, {"a": agent_id, "method": TOOL_INSIGHT_METHOD})
+    return [open_insight_of(r.id, r.details) for r in rows]
+
+
+def open_insight_of(memory_id: int, details: dict[str, Any] | None) -> OpenToolInsight:
+    """An open insight as the next review plans against it: its group key, the calls it counted and the
+    time of the last one (from `semantic_memories.details`), per scope or agent-wide alike."""
+    d = details or {}
+    last = d.get("window", {}).get("to")
+    return OpenToolInsight(
+        memory_id,
+        str(d.get("key", "")),
+        int(d.get("calls_total", 0)),
+        datetime.fromisoformat(last) if last else None,
+    )
 
 
 def refresh_agent_insights(

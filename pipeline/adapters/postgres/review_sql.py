@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, case, func, not_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from pipeline.adapters.postgres.agent_insights_sql import open_insight_of
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.adapters.postgres.review_writes import write_review
@@ -378,16 +379,5 @@ def _open_tool_insights(conn: Connection, agent_id: str, user_id: str) -> list[O
         WHERE m.agent_id = :a AND m.user_id = :u AND m.method = :tool_insight AND m.valid_to IS NULL
         """
     )
-    out = []
-    for r in conn.execute(sql, {"a": agent_id, "u": user_id, "tool_insight": TOOL_INSIGHT_METHOD}):
-        d = r.details or {}
-        last = d.get("window", {}).get("to")
-        out.append(
-            OpenToolInsight(
-                r.id,
-                str(d.get("key", "")),
-                int(d.get("calls_total", 0)),
-                datetime.fromisoformat(last) if last else None,
-            )
-        )
-    return out
+    rows = conn.execute(sql, {"a": agent_id, "u": user_id, "tool_insight": TOOL_INSIGHT_METHOD})
+    return [open_insight_of(r.id, r.details) for r in rows]
