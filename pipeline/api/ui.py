@@ -151,6 +151,8 @@ def scope(
         results=results,
         facts=facts,
         insights=deps.repo.tool_insights(agent_id, user_id, limit=50),
+        # The agent's own, over all its users' calls: numbers only, and this user's share of the calls.
+        agent_insights=deps.repo.tool_insights(agent_id, user_id, limit=50, scope="agent"),
         reviews=store.reviews(agent_id=agent_id, user_id=user_id, limit=10, before_id=None),
     )
 

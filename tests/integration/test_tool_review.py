@@ -130,6 +130,9 @@ def test_tool_calls_become_insights_with_provenance_and_never_user_facts(stack: 
     assert "flights.search" in section
     assert "travel.scrape" in section
     assert f"/ui/memory/{own['id']}" in section
+    agent_wide = page.text.split('id="agent-tool-insights"')[1].split("</section>")[0]
+    assert best["text"] in agent_wide
+    assert "/ui/memory/" not in agent_wide  # an agent-wide row is in no user's scope: nothing to open
 
 
 def test_the_prompt_block_keeps_to_its_budget_and_says_current_values(stack: Stack) -> None:
