@@ -59,6 +59,18 @@ _OPEN_AGENT_INSIGHTS = text(
     """
 )
 
+_HAS_TOOL_WORK = text(
+    """
+    SELECT EXISTS (
+        SELECT 1 FROM episodes e
+        WHERE e.agent_id = :a AND e.role = 'tool' AND (e.metadata->>'tool') IS NOT NULL
+    ) OR EXISTS (
+        SELECT 1 FROM semantic_memories m
+        WHERE m.agent_id = :a AND m.user_id IS NULL AND m.method = :method AND m.valid_to IS NULL
+    )
+    """
+)
+
 _CLOSE = text(
     """
     UPDATE semantic_memories SET valid_to = :now
@@ -100,7 +112,13 @@ def open_insight_of(memory_id: int, details: dict[str, Any] | None) -> OpenToolI
 def refresh_agent_insights(
     s: Session, agent_id: str, planner: AgentInsightPlanner, now: datetime, *, call_limit: int
 ) -> dict[str, int]:
-    """Re-plan and write the agent's agent-wide insights inside the caller's transaction."""
+    """Re-plan and write the agent's agent-wide insights inside the caller's transaction.
+
+    An agent that has logged no call record and holds no insight has nothing to plan: its full reviews
+    skip the agent lock, which would otherwise queue the commits of every user's full review of a
+    conversational agent behind one another for nothing (both reads use partial indexes)."""
+    if not s.execute(_HAS_TOOL_WORK, {"a": agent_id, "method": TOOL_INSIGHT_METHOD}).scalar():
+        return {"agent_insights_created": 0, "agent_insights_updated": 0}
     s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": agent_lock_key(agent_id)})
     writes = planner(agent_calls(s, agent_id, call_limit), open_agent_insights(s, agent_id))
     return write_agent_insights(s, agent_id, writes, now)
