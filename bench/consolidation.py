@@ -16,7 +16,9 @@ members are then scored against the labels:
   `sentence_like`).
 
 Beside them, the same figures for two plain references on the same turns: each turn its own memory, and
-average-linkage agglomerative clustering of the turns' stored MiniLM vectors cut at a fixed cosine.
+average-linkage agglomerative clustering of the turns' stored MiniLM vectors cut at a fixed cosine. Last,
+an optimistic bound per representation (`bench.consolidation_frontier`): the best any single similarity
+cut could reach when the cut is chosen by reading the labels.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,16 @@ from rich.console import Console
 from rich.markup import escape
 from sqlalchemy import Engine, text
 
+from bench.consolidation_frontier import Bound, ScopeTurns, bounds
+from bench.consolidation_frontier import report_lines as frontier_lines
+from bench.consolidation_scoring import (
+    TARGET_COMPLETENESS,
+    TARGET_PURITY,
+    Ratio,
+    completeness,
+    distinct_members,
+    pairwise_purity,
+)
 from bench.report import write_section
 from bench.review import TABLES, Bench, open_bench, print_table, torch_threads, verdict
 from bench.sets.common import SETS_DIR, read_set
@@ -54,8 +65,6 @@ BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"
 BATCH = 30  # turns per full review: the scheduler's batch trigger (Settings.scheduler batch_size)
 MAX_BATCH = 500  # most episodes a claim takes (the scheduler's max_batch)
 
-TARGET_PURITY = 0.95
-TARGET_COMPLETENESS = 0.80
 TARGET_MIXED = 0
 TARGET_KEYWORD_TEXTS = 0
 # The agglomerative reference: average linkage on cosine, cut here. Fixed, not tuned on the labels.
@@ -161,53 +170,12 @@ def subset(labelled: LabelledSet, users: Sequence[str] = (), topics: int | None 
 # -- scoring (pure) ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Ratio:
-    hits: int
-    total: int
-
-    @property
-    def value(self) -> float:
-        """hits / total; 1.0 when there is nothing to count (no pair to get wrong)."""
-        return self.hits / self.total if self.total else 1.0
-
-
-def _members(group: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(group))
-
-
-def pairwise_purity(groups: Sequence[Iterable[str]], topic_of: Mapping[str, str | None]) -> Ratio:
-    """Of all pairs of turns that share a group (counted once per group), those whose topics are equal and
-    not None. A turn missing from `topic_of` counts as a distractor."""
-    hits = total = 0
-    for group in groups:
-        for x, y in combinations([topic_of.get(t) for t in _members(group)], 2):
-            total += 1
-            hits += x is not None and x == y
-    return Ratio(hits, total)
-
-
-def completeness(groups: Sequence[Iterable[str]], topic_of: Mapping[str, str | None]) -> Ratio:
-    """Of all pairs of turns of `topic_of` with the same (non-None) topic, those that share some group."""
-    together = {frozenset(pair) for group in groups for pair in combinations(_members(group), 2)}
-    by_topic: dict[str, list[str]] = {}
-    for turn, topic in topic_of.items():
-        if topic is not None:
-            by_topic.setdefault(topic, []).append(turn)
-    hits = total = 0
-    for turns in by_topic.values():
-        for pair in combinations(turns, 2):
-            total += 1
-            hits += frozenset(pair) in together
-    return Ratio(hits, total)
-
-
 def mixed_attributes(groups: Sequence[Iterable[str]], attribute_of: Mapping[str, str | None]) -> list[int]:
     """Indices of the groups whose members carry two or more different (non-None) attributes."""
     return [
         i
         for i, group in enumerate(groups)
-        if len({a for t in _members(group) if (a := attribute_of.get(t)) is not None}) > 1
+        if len({a for t in distinct_members(group) if (a := attribute_of.get(t)) is not None}) > 1
     ]
 
 
@@ -406,6 +374,9 @@ class Result:
     agglo_cosine: float
     min_size: int
     per_user: dict[str, Score] = field(default_factory=dict)  # the product's figures, scope by scope
+    bounds: list[Bound] = field(
+        default_factory=list
+    )  # what any threshold could reach (consolidation_frontier)
 
     def figures(self) -> dict[str, float]:
         out: dict[str, float] = {
@@ -428,7 +399,12 @@ class Result:
 
 
 def run(
-    b: Bench, labelled: LabelledSet, *, batch: int = BATCH, agglo_cosine: float = AGGLOMERATIVE_COSINE
+    b: Bench,
+    labelled: LabelledSet,
+    *,
+    batch: int = BATCH,
+    agglo_cosine: float = AGGLOMERATIVE_COSINE,
+    frontier: bool = True,
 ) -> Result:
     with b.engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
@@ -450,11 +426,13 @@ def run(
     extra = iter(b.embedder.embed(missing)) if missing else iter(())
     min_size = b.config.cluster.min_cluster_size
     agglo_groups: list[list[str]] = []
+    scopes: list[ScopeTurns] = []
     for turns in labelled.by_user().values():
-        vectors = [
-            v if (v := episodes.get(t.turn_id, ("", None))[1]) is not None else next(extra) for t in turns
-        ]
-        agglo_groups += agglomerative([t.turn_id for t in turns], np.stack(vectors), agglo_cosine, min_size)
+        vectors = np.stack(
+            [v if (v := episodes.get(t.turn_id, ("", None))[1]) is not None else next(extra) for t in turns]
+        )
+        agglo_groups += agglomerative([t.turn_id for t in turns], vectors, agglo_cosine, min_size)
+        scopes.append(ScopeTurns(tuple(t.turn_id for t in turns), tuple(t.content for t in turns), vectors))
     groups = [list(m.members) for m in memories]
     per_user = {
         user: score(
@@ -478,6 +456,7 @@ def run(
         agglo_cosine,
         min_size,
         per_user,
+        bounds(scopes, {t.turn_id: t.topic for t in labelled.turns}) if frontier else [],
     )
 
 
@@ -621,7 +600,7 @@ def report_lines(r: Result) -> list[str]:
             f"| {m.user_id} | {_cell(m.text)} | {member_labels(m, r.labelled)} | {', '.join(why)} |"
             for m, why in flagged[:WORST_SHOWN]
         ]
-    return lines
+    return lines + frontier_lines(r.bounds)
 
 
 def print_memories(console: Console, r: Result, *, every: bool) -> None:
