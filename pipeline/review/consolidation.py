@@ -45,6 +45,9 @@ def plan(
     that the clustering did not revisit stays only if it is about none of the cluster's other facts."""
     about = about or {}
     by_id = {p.episode_id: p for p in points}
+    # Every point some cluster of this plan holds: a sticky member (below) must not be one of them, or the
+    # turn would sit in two open memories, the old one's successor and the cluster that took it now.
+    clustered = {points[i].episode_id for cluster in clusters for i in cluster}
     taken: set[int] = set()
     out: list[MemoryPlan] = []
     unchanged: list[int] = []
@@ -62,7 +65,9 @@ def plan(
             sticky = [
                 i
                 for i in sorted(match.members - set(ids))
-                if i in by_id and not (topics and about.get(i) and not about[i] & topics)
+                if i in by_id
+                and i not in clustered
+                and not (topics and about.get(i) and not about[i] & topics)
             ]
             if not sticky and set(ids) == match.members:
                 unchanged.append(match.id)

@@ -81,3 +81,19 @@ def test_a_memorys_old_members_of_another_attribute_do_not_come_back_as_sticky_m
     # Without the facts known, the old members stay, as before.
     (legacy,) = plan(points, [[0, 1, 2]], [mixed], match_cosine=0.9).memories
     assert sorted(legacy.members) == [0, 1, 2, 3, 4]
+
+
+def test_a_member_another_cluster_took_is_not_carried_over_as_sticky() -> None:
+    points = [Point(i, (f"t{i}",), f"text {i}", T0, VECTORS[i], 0.5) for i in range(6)]
+    old = OpenMemory(99, frozenset({0, 1, 3}), centroid(VECTORS[[0, 1, 3]]))
+
+    out = plan(points, [[0, 1, 2], [3, 4, 5]], [old], match_cosine=0.99)
+
+    by_size = {m.replaces: sorted(m.members) for m in out.memories}
+    assert by_size[99] == [0, 1, 2]  # 3 went to the other cluster this time: not kept here as well
+    assert by_size[None] == [3, 4, 5]
+    homes = [m for m in out.memories if 3 in m.members]
+    assert len(homes) == 1
+    # a member no cluster took this time still stays with its memory
+    (kept,) = [m for m in plan(points, [[0, 1, 2]], [old], match_cosine=0.99).memories if m.replaces == 99]
+    assert sorted(kept.members) == [0, 1, 2, 3]

@@ -35,7 +35,9 @@ def test_a_near_miss_closer_than_the_paraphrase_makes_the_targets_unreachable() 
 
 def test_distractors_pair_impurely_and_scopes_never_mix() -> None:
     s = np.array([[1, 0.9], [0.9, 1]])
-    found = bound("toy", [(["x", "y"], s), (["z", "w"], s)], {"x": "T", "y": None, "z": "T", "w": "T"}, steps=3)
+    found = bound(
+        "toy", [(["x", "y"], s), (["z", "w"], s)], {"x": "T", "y": None, "z": "T", "w": "T"}, steps=3
+    )
     # the only grouping cut pairs x-y (impure: y is a distractor) and z-w (pure): purity 1/2
     assert found.at_purity is None
     # x shares topic T with z and w, but they are in another scope: at most 1 of 3 pairs can share a group
