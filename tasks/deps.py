@@ -67,6 +67,7 @@ def review_config_for(r: ReviewSettings) -> ReviewConfig:
         cluster=clustering.ClusterParams(min_cluster_size=r.min_cluster_size, min_cohesion=r.min_cohesion),
         cluster_limit=r.cluster_limit,
         match_cosine=r.match_cosine,
+        cluster_cjk=r.cluster_cjk,
         member_weight=r.member_weight,
         screening=injection.InjectionThresholds(
             quarantine_at=r.quarantine_at,

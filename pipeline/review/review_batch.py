@@ -58,6 +58,11 @@ class ReviewConfig:
     cluster: clustering.ClusterParams = field(default_factory=clustering.ClusterParams)
     cluster_limit: int = 10_000  # most recent kept episodes of a scope a full review clusters
     match_cosine: float = 0.85  # a cluster this close to an open semantic memory is its new version
+    # False (the default model, all-MiniLM-L6-v2, reads English only): turns written mostly in CJK scripts
+    # join no cosine cluster (fact groups still take them). Their vectors say little of what they mean and
+    # sit close together, so HDBSCAN made one memory of a scope's unrelated Chinese turns (a cat, yoga, an
+    # allergy, a trip: 26 members in `bench consolidation`). True with a model that reads those languages.
+    cluster_cjk: bool = False
     member_weight: float = 1.0  # weight of an episode folded into a semantic memory
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
     passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
@@ -409,7 +414,7 @@ def _consolidate(
     # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
     groups = consolidation.fact_groups(points, _fact_keys(inputs.fact_groups, candidates))
     grouped = {i for _, g in groups for i in g}
-    rest = [i for i in range(len(points)) if i not in grouped]
+    rest = consolidation.clusterable(points, grouped, cjk=config.cluster_cjk)
     found = clustering.cluster(matrix[rest], config.cluster)[0] if len(rest) >= 2 else []
     by_fact = [_central(matrix, list(g)) for _, g in groups]
     about = _about(points, inputs.fact_attributes, candidates)

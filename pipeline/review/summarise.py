@@ -73,7 +73,9 @@ def word_count(text: str) -> int:
     return sum(1 for unit in _UNIT.findall(text) if any(ch.isalnum() for ch in unit))
 
 
-def _is_cjk(text: str) -> bool:
+def mostly_cjk(text: str) -> bool:
+    """Written mostly in Chinese, Japanese or Korean: at least as many CJK characters as Latin words (a
+    tokenizer reads each CJK character as one token and most Latin words as one or two)."""
     cjk = len(_CJK.findall(text))
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]+", text))
 
@@ -119,7 +121,7 @@ def lead_sentence(text: str) -> str:
 def _finished(sentence: str) -> str:
     trimmed = _TRAILING_FILLER.sub("", sentence).strip() or sentence
     if trimmed[-1] not in _TERMINAL:
-        trimmed += "。" if _is_cjk(trimmed) else "."
+        trimmed += "。" if mostly_cjk(trimmed) else "."
     return trimmed
 
 
@@ -181,7 +183,7 @@ def statement(
             if rank >= len(opening) or not _has_content(opening[rank]):
                 continue
             said = _finished(opening[rank])
-            needed = MIN_STATEMENT_WORDS + (1 if _is_cjk(said) else 0)
+            needed = MIN_STATEMENT_WORDS + (1 if mostly_cjk(said) else 0)
             # "A couple of extra notes:" opens a list; it states nothing itself.
             if _asks(said) or word_count(said) < needed or opening[rank].endswith((":", "：")):
                 continue

@@ -103,3 +103,50 @@ def test_a_full_review_builds_memories_about_one_thing_each_and_says_them_as_sta
         "/v1/recall", params={"agent_id": AGENT, "user_id": USER, "q": "Where does the user live?", "k": 5}
     ).json()["results"]
     assert set(hits[0]["source_turn_ids"]) & {"c-4", "c-8"}, [(h["text"], h["source_turn_ids"]) for h in hits]
+
+
+UNRELATED_ZH = [
+    "我每周二和周四晚上上瑜伽课",
+    "团子今天打完疫苗了，有点蔫",
+    "我对海鲜过敏，尤其是虾",
+    "最近项目赶进度，天天加班到十点",
+    "国庆想去云南玩一周",
+    "医生建议我睡前一小时不要看手机",
+    "我在学日语，准备考N2",
+    "妈妈的生日是十一月三号，想给她买条围巾",
+    "周末想试试做红烧肉",
+]
+
+
+def test_an_english_only_model_clusters_no_chinese_turns_and_they_stay_recallable(stack: Stack) -> None:
+    """all-MiniLM-L6-v2 puts unrelated Chinese sentences close together: clustered, they became one memory
+    (a cat, yoga, an allergy, a trip). They now stay episodes, each recalled on its own."""
+    stack.start_scheduler()
+    user = "wei"
+    ids = [
+        stack.client.write_memory(
+            AGENT, user, "z0", "user", c, ts=T0 + timedelta(minutes=i), turn_id=f"z-{i}"
+        )
+        for i, c in enumerate(UNRELATED_ZH)
+    ]
+    stack.client.end_session(AGENT, user, "z0")
+    stack.wait_indexed(ids)
+    stack.full_review(AGENT, user, timeout=90)
+    kept = _rows(
+        stack,
+        "SELECT turn_id FROM episodes WHERE agent_id = :a AND user_id = :u AND status = 'kept'",
+        a=AGENT,
+        u=user,
+    )
+    assert len(kept) >= len(UNRELATED_ZH) - 1, kept  # the review kept them (none of them is filler)
+    grouped = _rows(
+        stack,
+        "SELECT m.id, m.method, e.turn_id FROM semantic_memories m JOIN semantic_members s ON s.memory_id = m.id "
+        "JOIN episodes e ON e.id = s.episode_id WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL "
+        "AND m.method <> 'template'",
+        a=AGENT,
+        u=user,
+    )
+    assert grouped == [], grouped
+    hits = stack.recall("瑜伽课", AGENT, user, k=3)
+    assert ["z-0"] in [h["source_turn_ids"] for h in hits], hits

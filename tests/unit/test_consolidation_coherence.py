@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from pipeline.core.review_records import OpenMemory, Point
-from pipeline.review.consolidation import centroid, coherent, plan
+from pipeline.review.consolidation import centroid, clusterable, coherent, plan
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 BUDGET, HOME = "offsite/budget", "user/location"
@@ -97,3 +97,19 @@ def test_a_member_another_cluster_took_is_not_carried_over_as_sticky() -> None:
     # a member no cluster took this time still stays with its memory
     (kept,) = [m for m in plan(points, [[0, 1, 2]], [old], match_cosine=0.99).memories if m.replaces == 99]
     assert sorted(kept.members) == [0, 1, 2, 3]
+
+
+def test_turns_written_mostly_in_cjk_are_clustered_only_by_a_model_that_reads_them() -> None:
+    texts = [
+        "I'm allergic to peanuts.",
+        "我对海鲜过敏，尤其是虾",
+        "团子今天打完疫苗了，有点蔫",
+        "帮我订 flights to Tokyo 下周三",  # 6 CJK characters, 3 Latin words: mostly CJK
+        "Book the 高铁 to Shanghai for Friday morning please",  # mostly English
+        "ok",
+    ]
+    points = [Point(i, (f"t{i}",), t, T0, VECTORS[i], 0.5) for i, t in enumerate(texts)]
+
+    assert clusterable(points, set(), cjk=False) == [0, 4, 5]
+    assert clusterable(points, {0}, cjk=False) == [4, 5]
+    assert clusterable(points, {0}, cjk=True) == [1, 2, 3, 4, 5]
