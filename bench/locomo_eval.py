@@ -47,6 +47,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "lexical-confidence-0.5": replace(DEFAULT_TUNING, lexical_confidence=0.5),
     "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
+    "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

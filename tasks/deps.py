@@ -48,7 +48,8 @@ def review_llm() -> ReviewLLM | None:
 
 @lru_cache(maxsize=1)
 def review_config() -> ReviewConfig:
-    return review_config_for(get_settings().review)
+    settings = get_settings()
+    return review_config_for(settings.review, reads_cjk=settings.embedding.reads_cjk)
 
 
 def write_side_screen(settings: Settings) -> injection.InjectionThresholds | None:
@@ -57,8 +58,9 @@ def write_side_screen(settings: Settings) -> injection.InjectionThresholds | Non
     return review_config_for(settings.review).screening if settings.recall.unreviewed else None
 
 
-def review_config_for(r: ReviewSettings) -> ReviewConfig:
-    """The review use case's config from settings (also what `hindsight bench month` reviews with)."""
+def review_config_for(r: ReviewSettings, *, reads_cjk: bool = False) -> ReviewConfig:
+    """The review use case's config from settings (also what `hindsight bench month` reviews with);
+    `reads_cjk`: the embedding model's (EmbeddingSettings.reads_cjk)."""
     return ReviewConfig(
         dedup_threshold=r.dedup_threshold,
         cold_below=r.cold_below,
@@ -67,7 +69,7 @@ def review_config_for(r: ReviewSettings) -> ReviewConfig:
         cluster=clustering.ClusterParams(min_cluster_size=r.min_cluster_size, min_cohesion=r.min_cohesion),
         cluster_limit=r.cluster_limit,
         match_cosine=r.match_cosine,
-        cluster_cjk=r.cluster_cjk,
+        cluster_cjk=reads_cjk,
         member_weight=r.member_weight,
         screening=injection.InjectionThresholds(
             quarantine_at=r.quarantine_at,

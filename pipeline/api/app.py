@@ -66,6 +66,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
         deps.recall_store = RecallStore(deps.repo.engine)
     if deps.settings.recall.decay_exponent is not None:
         deps.tuning = replace(deps.tuning, decay_exponent=deps.settings.recall.decay_exponent)
+    if deps.settings.embedding.reads_cjk:
+        deps.tuning = replace(deps.tuning, dense_reads_cjk=True)
     if deps.settings.recall.semantic is not None:
         deps.tuning = replace(deps.tuning, semantic=deps.settings.recall.semantic)
     if deps.lexicon is None:

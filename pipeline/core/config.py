@@ -68,6 +68,11 @@ class EmbeddingSettings(BaseModel):
     batch_size: int = Field(8, ge=1, le=4096)
     torch_threads: int = Field(0, ge=0, description="intra-op threads (torch or onnx); 0 = library default")
     dimension: int = 384
+    # all-MiniLM-L6-v2 reads English only: its vectors of text written mostly in Chinese, Japanese or Korean
+    # (pipeline.core.scripts) say little of its meaning and sit close together. False: such turns join no
+    # cosine cluster in review (they stay episodes; fact groups still take them) and a query written mostly
+    # in those scripts is ranked by the lexical side. True with a model that reads those languages.
+    reads_cjk: bool = Field(False, description="the embedding model reads Chinese, Japanese and Korean")
     # Where exported ONNX models are cached; None = the user's cache (see Settings.embedding_cache_dir).
     cache_dir: Path | None = None
 

@@ -34,6 +34,7 @@ from pipeline.core.ports import (
     VectorIndex,
 )
 from pipeline.core.recall_rows import MemoryKey, RecallEpisode
+from pipeline.core.scripts import mostly_cjk
 from pipeline.ingest.validation import utcnow
 from pipeline.recall import lexical, ranking
 from pipeline.recall.hits import Candidate, cold_hits, history_below_current, rank_key, stand_in, to_hit
@@ -109,7 +110,10 @@ def recall(
     lexical_weight = tuning.lexical_weight * ranking.lexical_confidence(
         max((s for _, s in lex_list), default=0.0), tuning.lexical_confidence
     )
-    weights = {"dense": tuning.dense_weight, "lexical": lexical_weight}
+    dense_weight = tuning.dense_weight
+    if lex_list and not tuning.dense_reads_cjk and mostly_cjk(query):
+        dense_weight = 0.0  # the model cannot read the query (RecallTuning.dense_reads_cjk)
+    weights = {"dense": dense_weight, "lexical": lexical_weight}
     if not use_lexical:
         # Dense alone: the relevance is the cosine itself, as before hybrid recall.
         fused = dict(dense_list)

@@ -44,6 +44,11 @@ class RecallTuning:
     # against assistant_help (where MiniLM is): what would lift both is a better representation.
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
+    # False: the embedding model reads English only (EmbeddingSettings.reads_cjk), so a query written mostly
+    # in Chinese, Japanese or Korean (`core.scripts.mostly_cjk`) is ranked by the lexical list alone when it
+    # has any match: MiniLM's vector of such a query ranks at random, and min-max fusion gave its top
+    # cosine full weight ("瑜伽课" ranked a recipe above the yoga class the lexical side found).
+    dense_reads_cjk: bool = False
     # The lexical list's weight times (share of the query its best match covers) ** this, under min-max
     # fusion (`ranking.lexical_confidence`; 0: off). Min-max gives a best match sharing one word with the
     # question full weight, as much as a dense match that says what it asks. Chosen on the dev halves of

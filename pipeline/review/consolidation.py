@@ -14,7 +14,7 @@ import numpy as np
 
 from pipeline.core.ports import Vector
 from pipeline.core.review_records import ChainState, MemoryPlan, OpenMemory, Point
-from pipeline.review.summarise import mostly_cjk
+from pipeline.core.scripts import mostly_cjk
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def _match(
 
 def clusterable(points: Sequence[Point], taken: set[int], *, cjk: bool) -> list[int]:
     """Indices of the points cosine clustering may group: not `taken` (by a fact group), and, unless the
-    embedding model reads CJK scripts (`cjk`), not written mostly in them (`summarise.mostly_cjk`). An
+    embedding model reads CJK scripts (`cjk`), not written mostly in them (`scripts.mostly_cjk`). An
     English-only model's vectors of Chinese turns say little of what they mean and sit close together:
     clustered, a scope's unrelated Chinese turns became one memory. Left out, they stay episodes."""
     return [i for i, p in enumerate(points) if i not in taken and (cjk or not mostly_cjk(p.content))]

@@ -21,6 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from pipeline.core.review_records import ChainState
+from pipeline.core.scripts import CJK, CJK_CLASS, mostly_cjk
 
 # One stopword/filler vocabulary for the whole pipeline: what the quality score does not count as
 # content is not a key term either.
@@ -32,8 +33,7 @@ LLM_MAX_WORDS = 50
 LLM_MAX_TEXTS = 40
 LLM_MAX_TEXT_CHARS = 1000
 
-_CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
-_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK_CLASS = CJK_CLASS
 # A sentence ends at terminal punctuation (kept) or a line break. A "." ends one only before whitespace or
 # the end, and not after an initial or a title ("Ursula K. Le Guin", "Dr. Lee", "v2.1", "3.5 km").
 SENTENCE = re.compile(
@@ -73,13 +73,6 @@ def word_count(text: str) -> int:
     return sum(1 for unit in _UNIT.findall(text) if any(ch.isalnum() for ch in unit))
 
 
-def mostly_cjk(text: str) -> bool:
-    """Written mostly in Chinese, Japanese or Korean: at least as many CJK characters as Latin words (a
-    tokenizer reads each CJK character as one token and most Latin words as one or two)."""
-    cjk = len(_CJK.findall(text))
-    return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]+", text))
-
-
 def _fold(text: str) -> str:
     # Full-width letters and digits, curly apostrophes: one spelling per word.
     return unicodedata.normalize("NFKC", text).replace("’", "'").lower()
@@ -93,7 +86,7 @@ def _is_content_word(token: str) -> bool:
 
 def _has_content(text: str) -> bool:
     tokens = _TOKEN.findall(_fold(text))
-    return any(bool(_ZH_SPLIT.sub("", t)) if _CJK.match(t) else _is_content_word(t) for t in tokens)
+    return any(bool(_ZH_SPLIT.sub("", t)) if CJK.match(t) else _is_content_word(t) for t in tokens)
 
 
 def sentences(text: str, limit: int | None = None) -> list[str]:
