@@ -152,6 +152,9 @@ class MemoryPlan:
     importance: float
     replaces: int | None
     fact: ChainState | None = None  # built on a fact chain: its text is the chain's current value
+    # Other open memories whose every member this one holds now: closed with it (no turn left in two open
+    # memories at once), not continued as its versions.
+    absorbs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

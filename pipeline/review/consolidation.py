@@ -70,13 +70,15 @@ def plan(
                 and i not in clustered
                 and not (topics and about.get(i) and not about[i] & topics)
             ]
-            if not sticky and set(ids) == match.members:
+            if not sticky and set(ids) == match.members and not _contained(ids, open_memories, taken):
                 unchanged.append(match.id)
                 continue
             ids += sticky
             vectors = np.stack([by_id[i].vector for i in ids])
             c = centroid(vectors)
             replaces = match.id
+        absorbs = _contained(ids, open_memories, taken)
+        taken.update(absorbs)
         members = [by_id[i] for i in ids]
         out.append(
             MemoryPlan(
@@ -86,9 +88,17 @@ def plan(
                 importance=float(np.mean([m.importance for m in members])),
                 replaces=replaces,
                 fact=fact,
+                absorbs=absorbs,
             )
         )
     return ConsolidationPlan(memories=tuple(out), unchanged=tuple(unchanged))
+
+
+def _contained(ids: Sequence[int], candidates: Sequence[OpenMemory], taken: set[int]) -> tuple[int, ...]:
+    """Open memories, not yet matched or absorbed, all of whose members are among `ids`: left open they would
+    hold those turns a second time (a smaller memory the review built a batch ago, swallowed by this one)."""
+    held = set(ids)
+    return tuple(m.id for m in candidates if m.id not in taken and m.members and m.members <= held)
 
 
 def _match(

@@ -113,3 +113,22 @@ def test_turns_written_mostly_in_cjk_are_clustered_only_by_a_model_that_reads_th
     assert clusterable(points, set(), cjk=False) == [0, 4, 5]
     assert clusterable(points, {0}, cjk=False) == [4, 5]
     assert clusterable(points, {0}, cjk=True) == [1, 2, 3, 4, 5]
+
+
+def test_an_open_memory_wholly_inside_a_new_cluster_is_absorbed_not_left_open_beside_it() -> None:
+    points = [Point(i, (f"t{i}",), f"text {i}", T0, VECTORS[i], 0.5) for i in range(6)]
+    big = OpenMemory(98, frozenset({0, 1, 2}), centroid(VECTORS[[0, 1, 2]]))
+    small = OpenMemory(99, frozenset({3, 4}), centroid(VECTORS[[3, 4]]))
+
+    (memory,) = plan(points, [[0, 1, 2, 3, 4]], [big, small], match_cosine=0.99).memories
+
+    assert memory.replaces == 98  # the memory sharing most members goes on as its new version
+    assert memory.absorbs == (99,)  # the other, all of whose turns it now holds, closes with it
+    # one sharing only part of its members with the cluster is no part of it: it stays as it is
+    partial = OpenMemory(99, frozenset({4, 5}), centroid(VECTORS[[4, 5]]))
+    (memory,) = plan(points, [[0, 1, 2, 3, 4]], [big, partial], match_cosine=0.99).memories
+    assert memory.absorbs == ()
+    # an identical cluster that swallowed another memory is written again, so that the other can close
+    out = plan(points, [[0, 1, 2]], [big, OpenMemory(97, frozenset({1, 2}), VECTORS[1])], match_cosine=0.99)
+    assert out.unchanged == ()
+    assert [m.absorbs for m in out.memories] == [(97,)]

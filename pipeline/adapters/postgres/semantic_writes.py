@@ -62,7 +62,7 @@ def write_memories(
 ) -> dict[str, int]:
     """New semantic memories and new versions, set-based: a handful of statements whatever the number of
     memories (one statement per memory and member list cost a review ~40 ms on a busy machine)."""
-    counts = {"memories_created": 0, "memories_updated": 0}
+    counts = {"memories_created": 0, "memories_updated": 0, "memories_absorbed": 0}
     if not writes:
         return counts
     m = semantic_memories
@@ -77,6 +77,18 @@ def write_memories(
         ).all()
         closed = {int(r.id): int(r.version) for r in rows}
         outbox.add(SEMANTIC, sorted(closed))
+    absorbed = sorted({a for w in writes for a in w.plan.absorbs} - set(replaced))
+    if absorbed:
+        # Wholly inside a memory written now: closed, their members are held by it (ConsolidationPlan).
+        gone = s.execute(
+            update(m)
+            .where(m.c.id.in_(absorbed), m.c.valid_to.is_(None))
+            .values(valid_to=now)
+            .returning(m.c.id)
+        ).scalars()
+        ids = sorted(int(i) for i in gone)
+        counts["memories_absorbed"] = len(ids)
+        outbox.add(SEMANTIC, ids)
     rows_in: list[dict[str, Any]] = []
     for w in writes:
         # A version closed meanwhile (by another review of the scope) is not continued: a new memory starts.
