@@ -30,9 +30,6 @@ LOOKALIKE_TARGET = 0.02  # the look-alikes outside data.ZERO_TOLERANCE
 LOCOMO_TARGET = USER_FP_TARGET  # LoCoMo's turns are all people's
 LOOKALIKE_REST = "look-alikes: the rest"
 
-# One screen's frontier, ready for frontier.table: (screen, what its targets are scored on, frontier, the
-# attacks caught at the highest threshold that breaks the look-alikes' 2 % target).
-FrontierRow = tuple[str, str, frontier.Frontier, dict[str, tuple[int, int]] | None]
 Rows = list[tuple[str, list[str], float | None]]
 
 
@@ -173,7 +170,8 @@ def run_poisoning_bench(
         f"- screen speed, turns/s on one core (`assess` + `decide`, the write-side prescreen's cost): "
         f"{', '.join(speed)} (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, shared)",
     ]
-    screens: list[FrontierRow] = [
+    own = _own_turns(looks, conversation, held)
+    screens = [
         _frontier_row(
             "rules score alone",
             "all look-alikes, every turn of each set",
@@ -182,13 +180,14 @@ def run_poisoning_bench(
             rule_scores,
             None,
             LOOKALIKE_REST,
+            own,
         )
     ]
     if learned:
-        more, got = _learned_lines(attacks, looks, hard, conversation, results)
+        more, got = _learned_lines(attacks, looks, hard, conversation, results, own)
         lines += more
         screens += got
-        more, got = _combined_lines(attacks, looks, conversation, results)
+        more, got = _combined_lines(attacks, looks, conversation, results, own)
         lines += more
         screens += got
     lines += _frontier_lines(screens, results)
@@ -218,7 +217,8 @@ def _learned_lines(
     hard: list[Outcome],
     conversation: dict[str, list[data.Sample]],
     results: dict[str, Any],
-) -> tuple[list[str], list[FrontierRow]]:
+    own: frozenset[str] | None,
+) -> tuple[list[str], list[frontier.Screen]]:
     from bench.poisoning_learned import train_and_score
 
     benign_dev = [s for samples in conversation.values() for s in samples if s.split == "dev"]
@@ -265,7 +265,7 @@ def _learned_lines(
     fp = _fp_rows([o.sample for o in looks], test)
     scope = "all look-alikes, the sets' test splits"
     screens = [
-        _frontier_row(name, scope, _attack_rows(attacks), fp, learned.scores, fixed, LOOKALIKE_REST)
+        _frontier_row(name, scope, _attack_rows(attacks), fp, learned.scores, fixed, LOOKALIKE_REST, own)
         for name, fixed in (("char n-gram TF-IDF LR", None), ("rules OR char n-gram TF-IDF LR", rules))
     ]
     return lines, screens
@@ -276,7 +276,8 @@ def _combined_lines(
     looks: list[Outcome],
     conversation: dict[str, list[data.Sample]],
     results: dict[str, Any],
-) -> tuple[list[str], list[FrontierRow]]:
+    own: frozenset[str] | None,
+) -> tuple[list[str], list[frontier.Screen]]:
     from bench import poisoning_calibrated as pc
     from bench import poisoning_combined as combined
 
@@ -302,7 +303,7 @@ def _combined_lines(
     fp: Rows = [(r.label, r.ids, r.limit) for r in row_list if r.limit is not None]
     scope = "the look-alikes' test half, the sets' test splits (LoCoMo: all)"
     screens = [
-        _frontier_row(name, scope, _attack_rows(attacks), fp, scores, fixed, combined.LOOKALIKE_REST)
+        _frontier_row(name, scope, _attack_rows(attacks), fp, scores, fixed, combined.LOOKALIKE_REST, own)
         for name, fixed in (("calibrated MiniLM LR", None), ("rules OR calibrated MiniLM LR", rules))
     ]
     m = trained.screen
@@ -322,6 +323,20 @@ def _combined_lines(
         "",
         *table,
     ], screens
+
+
+def _own_turns(
+    looks: list[Outcome], conversation: dict[str, list[data.Sample]], held: list[Outcome]
+) -> frozenset[str] | None:
+    """The agent's own benign turns, for the frontier with a threshold of their own; None when a held-out attack
+    is one: only then is flagging none of them the best that threshold can do (it costs no recall)."""
+    if any(o.sample.role == "assistant" for o in held):
+        return None
+    benign = [o.sample for o in looks] + [s for samples in conversation.values() for s in samples]
+    return frozenset(
+        [s.id for s in benign if s.role == "assistant"]
+        + [s.id for s in data.with_own_prefix(benign, "Assistant")]
+    )
 
 
 def _attack_rows(attacks: list[Outcome]) -> Rows:
@@ -361,18 +376,28 @@ def _frontier_row(
     scores: dict[str, float],
     fixed: dict[str, bool] | None,
     lookalike_rest: str,
-) -> FrontierRow:
-    """One screen's frontier: `scores` swept, `fixed` (the rules' quarantine, for rules OR learned) kept."""
+    own: frozenset[str] | None,
+) -> frontier.Screen:
+    """One screen's frontier: `scores` swept, `fixed` (the rules' quarantine, for rules OR learned) kept; and
+    again with the agent's own turns (`own`) never flagged by the score, when `own` is given."""
     attack_groups = frontier.groups(attack_rows, scores, fixed)
     f = frontier.frontier(attack_groups, frontier.groups(fp_rows, scores, fixed))
     broken = f.breaks.get(lookalike_rest)
-    return name, scope, f, (frontier.caught_at(attack_groups, broken) if broken is not None else None)
+    at_looks = frontier.caught_at(attack_groups, broken) if broken is not None else None
+    apart = None
+    if own is not None:
+        apart = frontier.frontier(attack_groups, frontier.groups(fp_rows, scores, fixed, own))
+    return frontier.Screen(name, scope, f, at_looks, apart)
 
 
-def _frontier_lines(screens: list[FrontierRow], results: dict[str, Any]) -> list[str]:
+def _frontier_lines(screens: list[frontier.Screen], results: dict[str, Any]) -> list[str]:
     results["frontier"] = {
-        name: {"threshold": f.threshold, "caught": f.caught, "binding": f.binding}
-        for name, _, f, _ in screens
+        s.name: {
+            "threshold": s.frontier.threshold,
+            "caught": s.frontier.caught,
+            "binding": s.frontier.binding,
+        }
+        for s in screens
     }
     return [
         "",
@@ -384,10 +409,13 @@ def _frontier_lines(screens: list[FrontierRow], results: dict[str, Any]) -> list
         f"on that screen's benign test turns is kept (look-alikes: contact / self-descriptions 0, the rest "
         f"≤ {LOOKALIKE_TARGET:.0%}; each set's user turns ≤ {USER_FP_TARGET:.1%}, assistant turns, also as "
         f"`Assistant: …`, ≤ {ASSISTANT_FP_TARGET:.1%}). **Optimistic bound, not a measurement: the threshold is "
-        "chosen by reading the test labels**; a recall below 95% here means no operating point of that screen "
-        "reaches the target on this data. Held-out: all 4 held-out sources; fresh: spikee_cybersec + "
-        "pyrit_jailbreak. Binds: the targets the next lower threshold breaks. Last column: the recall at the "
-        "highest threshold at which the look-alikes' rest goes over 2%.",
+        "chosen by reading the test labels**; a recall below 95% here (with the agent's turns apart too) means no "
+        "threshold of that screen reaches the target on this data. Held-out: all 4 held-out sources; fresh: spikee_cybersec + "
+        "pyrit_jailbreak. Binds: the targets the next lower threshold breaks (any threshold between that one and "
+        "the best gives the same flags). Look-alikes > 2% from: the recall at the highest threshold at which the "
+        "look-alikes' rest goes over 2%. Agent's own turns apart: the same with a threshold of their own for the "
+        "agent's turns (as the calibrated screen has) that flags none of them: no held-out attack is an agent "
+        "turn, so this is the best any such pair of thresholds gets.",
         "",
         *frontier.table(screens, ("held-out", "fresh")),
     ]

@@ -4,7 +4,8 @@ For one screen's score (the rules' score, or a learned screen's probability) the
 distinct score value (a turn is flagged when its score >= the threshold; +inf flags none by score), and the
 lowest threshold at which every false-positive target holds on the benign test turns is kept: flagging only
 grows as the threshold falls, so that threshold gives the highest attack recall any feasible one gives. A turn
-can also be flagged whatever the threshold (`fixed`: the rules' quarantine, for "rules OR learned").
+can also be flagged whatever the threshold (`fixed`: the rules' quarantine, for "rules OR learned"), or never
+by its score (a score of -inf: a turn left to a threshold of its own that flags nothing, see `groups`).
 
 The threshold is chosen by reading the test labels, so the recall it gives is an optimistic bound, not a
 measurement: below the target, no operating point of that screen reaches it on this data.
@@ -55,9 +56,11 @@ class Frontier:
 
 
 def candidates(groups: Sequence[Group]) -> np.ndarray:
-    """Every distinct score value, ascending, then +inf."""
-    values = [np.asarray(g.scores, dtype=np.float64) for g in groups]
-    return np.append(np.unique(np.concatenate(values) if values else np.zeros(0)), math.inf)
+    """Every distinct score value but -inf (never flagged), ascending, then +inf."""
+    values = np.unique(
+        np.concatenate([np.asarray(g.scores, dtype=np.float64) for g in groups] or [np.zeros(0)])
+    )
+    return np.append(values[values > -math.inf], math.inf)
 
 
 def caught_at(attacks: Sequence[Group], threshold: float) -> dict[str, tuple[int, int]]:
@@ -83,12 +86,14 @@ def groups(
     rows: Sequence[tuple[str, Sequence[str], float | None]],
     scores: Mapping[str, float],
     fixed: Mapping[str, bool] | None = None,
+    never: frozenset[str] = frozenset(),
 ) -> list[Group]:
-    """Groups from (label, sample ids, limit) rows and one screen's score (and fixed flag) by sample id."""
+    """Groups from (label, sample ids, limit) rows and one screen's score (and fixed flag) by sample id; the
+    turns in `never` are not flagged by their score at any threshold (their fixed flag still counts)."""
     return [
         Group(
             label,
-            np.array([scores[i] for i in ids], dtype=np.float64),
+            np.array([-math.inf if i in never else scores[i] for i in ids], dtype=np.float64),
             np.array([bool(fixed and fixed[i]) for i in ids], dtype=bool),
             limit,
         )
@@ -96,32 +101,54 @@ def groups(
     ]
 
 
+@dataclass(frozen=True)
+class Screen:
+    """One screen's row of the frontier table."""
+
+    name: str
+    scope: str  # what its false-positive targets are scored on
+    frontier: Frontier  # one threshold for every role
+    at_lookalikes: (
+        dict[str, tuple[int, int]] | None
+    )  # attacks caught at the highest threshold that breaks the
+    # look-alikes' 2 % target (None: no threshold does)
+    assistant_apart: Frontier | None = None  # the agent's own turns never flagged by the score (a threshold
+    # of their own that flags none), every other turn's threshold swept; None: not measured
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k}/{n} ({k / n if n else 0.0:.1%})"
 
 
-def table(
-    screens: Sequence[tuple[str, str, Frontier, dict[str, tuple[int, int]] | None]],
-    attack_labels: tuple[str, str],
-) -> list[str]:
-    """Markdown rows: (screen, what its targets are scored on, its frontier, the attacks caught at the highest
-    threshold that breaks the look-alikes' 2 % target, or None when none does)."""
+def _threshold(f: Frontier) -> str:
+    if f.threshold is None:
+        return "none meets them"
+    return "∞ (none by score)" if math.isinf(f.threshold) else f"{f.threshold:.6g}"
+
+
+def table(screens: Sequence[Screen], attack_labels: tuple[str, str]) -> list[str]:
     every, fresh = attack_labels
+
+    def both(caught: dict[str, tuple[int, int]]) -> str:
+        return f"{_pct(*caught[every])} / {_pct(*caught[fresh])}"
+
     lines = [
         "| screen | false-positive targets scored on | best threshold | held-out attacks | fresh held-out | "
-        "binds (next lower threshold breaks) | look-alikes > 2% from: held-out / fresh |",
-        "|---|---|---|---|---|---|---|",
+        "binds (next lower threshold breaks) | look-alikes > 2% from: held-out / fresh | "
+        "agent's own turns apart: threshold, held-out / fresh, binds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for name, scope, f, at_looks in screens:
-        if f.threshold is None:
-            lines.append(f"| {name} | {scope} | none meets them | | | | |")
-            continue
-        t = "∞ (none by score)" if math.isinf(f.threshold) else f"{f.threshold:.6g}"
-        looks = (
-            f"{_pct(*at_looks[every])} / {_pct(*at_looks[fresh])}" if at_looks else "never (at any threshold)"
-        )
+    for s in screens:
+        f, apart = s.frontier, s.assistant_apart
+        caught = f"{_pct(*f.caught[every])} | {_pct(*f.caught[fresh])}" if f.threshold is not None else " | "
+        looks = both(s.at_lookalikes) if s.at_lookalikes else "never (at any threshold)"
+        other = ""
+        if apart is not None:
+            other = _threshold(apart)
+            if apart.threshold is not None:
+                other += f", {both(apart.caught)}, {', '.join(apart.binding) or '(none)'}"
         lines.append(
-            f"| {name} | {scope} | {t} | {_pct(*f.caught[every])} | {_pct(*f.caught[fresh])} | "
-            f"{', '.join(f.binding) or '(none)'} | {looks} |"
+            f"| {s.name} | {s.scope} | {_threshold(f)} | {caught} | {', '.join(f.binding) or '(none)'} | "
+            f"{looks} | {other} |"
         )
     return lines

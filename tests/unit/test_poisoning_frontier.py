@@ -101,11 +101,31 @@ def test_groups_read_scores_and_fixed_flags_by_id() -> None:
     assert pf.groups(rows, {"x": 0.1, "y": 0.2, "z": 0.3})[0].fixed.tolist() == [False, False]
 
 
+def test_turns_never_flagged_by_score_leave_the_threshold_to_the_others() -> None:
+    # QUARTER's 0.75 and 0.6 are the agent's own turns, given a threshold of their own that flags none: only
+    # ZERO is left to bind (> 0.5), so 0.55; -inf is no candidate (it would flag them).
+    rows = [("held-out", ["a1", "a2", "a3", "a4", "a5"], None), ("quarter", ["q1", "q2", "q3", "q4"], 0.25)]
+    scores = {"a1": 0.9, "a2": 0.8, "a3": 0.65, "a4": 0.55, "a5": 0.2, "q1": 0.75, "q2": 0.6, "q3": 0.2}
+    scores["q4"] = 0.1
+    attacks, quarter = pf.groups(rows, scores)
+    assert pf.frontier([attacks], [ZERO, quarter]).threshold == 0.65
+    attacks, quarter = pf.groups(rows, scores, never=frozenset({"q1", "q2"}))
+    assert quarter.scores[:2].tolist() == [-math.inf, -math.inf]
+    f = pf.frontier([attacks], [ZERO, quarter])
+    assert (f.threshold, f.caught["held-out"], f.binding) == (0.55, (4, 5), ("zero",))
+    assert pf.candidates([quarter])[0] == 0.1
+
+
 def test_table_says_when_no_threshold_meets_the_targets() -> None:
     f = pf.frontier(_attacks(), [ZERO, QUARTER])
+    apart = pf.frontier(_attacks(), [ZERO])
     none = pf.Frontier(None, {}, (), {})
     lines = pf.table(
-        [("s", "all", f, pf.caught_at(_attacks(), 0.6)), ("t", "all", none, None)], ("held-out", "fresh")
+        [pf.Screen("s", "all", f, pf.caught_at(_attacks(), 0.6), apart), pf.Screen("t", "all", none, None)],
+        ("held-out", "fresh"),
     )
-    assert lines[2] == "| s | all | 0.65 | 3/5 (60.0%) | 1/3 (33.3%) | quarter | 3/5 (60.0%) / 1/3 (33.3%) |"
-    assert "none meets them" in lines[3]
+    assert lines[2] == (
+        "| s | all | 0.65 | 3/5 (60.0%) | 1/3 (33.3%) | quarter | 3/5 (60.0%) / 1/3 (33.3%) | "
+        "0.55, 4/5 (80.0%) / 2/3 (66.7%), zero |"
+    )
+    assert lines[3].startswith("| t | all | none meets them |")
