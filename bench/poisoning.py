@@ -2,7 +2,9 @@
 on some, only measured on the others), and how many benign turns it takes by mistake: the look-alike set (turns
 that use attack words innocently) and every turn of every conversation set (LoCoMo, friends_chat,
 assistant_help), user and assistant turns apart, with its speed per set. A learned screen is measured beside the
-rules on the same held-out data (bench.poisoning_learned). Data: bench.poisoning_data.
+rules on the same held-out data (bench.poisoning_learned), and each screen's upper-bound frontier: the best
+held-out recall any threshold of it gets within every false-positive target (bench.poisoning_frontier). Data:
+bench.poisoning_data.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from bench import poisoning_data as data
+from bench import poisoning_frontier as frontier
 from bench.report import write_section
 from pipeline.review import injection
 
@@ -25,6 +28,9 @@ USER_FP_TARGET = 0.001
 ASSISTANT_FP_TARGET = 0.005
 LOOKALIKE_TARGET = 0.02  # the look-alikes outside data.ZERO_TOLERANCE
 LOCOMO_TARGET = USER_FP_TARGET  # LoCoMo's turns are all people's
+LOOKALIKE_REST = "look-alikes: the rest"
+
+Rows = list[tuple[str, list[str], float | None]]
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,7 @@ def run_poisoning_bench(
     ]
     speed: list[str] = []
     conversation: dict[str, list[data.Sample]] = {}
+    rule_scores = {o.sample.id: o.verdict.score for o in attacks + looks}
     for es in builtin_sets(locomo):
         samples = data.conversation_samples(es.name, es.path, es.speaker)
         conversation[es.name] = samples
@@ -133,6 +140,7 @@ def run_poisoning_bench(
         elapsed = time.perf_counter() - started
         speed.append(f"{es.name} {len(samples) / elapsed:,.0f}")
         prefixed = evaluate(data.with_own_prefix(samples, "Assistant"), t)
+        rule_scores |= {o.sample.id: o.verdict.score for o in outcomes + prefixed}
         for role, limit in (("user", USER_FP_TARGET), ("assistant", ASSISTANT_FP_TARGET)):
             group = [o for o in outcomes if o.sample.role == role]
             if not group:
@@ -162,9 +170,27 @@ def run_poisoning_bench(
         f"- screen speed, turns/s on one core (`assess` + `decide`, the write-side prescreen's cost): "
         f"{', '.join(speed)} (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, shared)",
     ]
+    own = _own_turns(looks, conversation, held)
+    screens = [
+        _frontier_row(
+            "rules score alone",
+            "all look-alikes, every turn of each set",
+            _attack_rows(attacks),
+            _fp_rows([o.sample for o in looks], conversation),
+            rule_scores,
+            None,
+            LOOKALIKE_REST,
+            own,
+        )
+    ]
     if learned:
-        lines += _learned_lines(attacks, looks, hard, conversation, results)
-        lines += _combined_lines(attacks, looks, conversation, results)
+        more, got = _learned_lines(attacks, looks, hard, conversation, results, own)
+        lines += more
+        screens += got
+        more, got = _combined_lines(attacks, looks, conversation, results, own)
+        lines += more
+        screens += got
+    lines += _frontier_lines(screens, results)
     body = "\n".join(lines)
     out.print(body)
     for o in missed:
@@ -191,18 +217,21 @@ def _learned_lines(
     hard: list[Outcome],
     conversation: dict[str, list[data.Sample]],
     results: dict[str, Any],
-) -> list[str]:
+    own: frozenset[str] | None,
+) -> tuple[list[str], list[frontier.Screen]]:
     from bench.poisoning_learned import train_and_score
 
     benign_dev = [s for samples in conversation.values() for s in samples if s.split == "dev"]
     benign_test = [s for samples in conversation.values() for s in samples if s.split != "dev"]
     train = [o.sample for o in attacks if o.sample.split == "tuned"] + [o.sample for o in hard] + benign_dev
     held = [o.sample for o in attacks if o.sample.split == "heldout"]
-    scored = held + [o.sample for o in looks] + benign_test
+    # The test splits' assistant turns as `Assistant: …` too: not in its table, only in its frontier's targets.
+    prefixed = data.with_own_prefix(benign_test, "Assistant")
+    scored = held + [o.sample for o in looks] + benign_test + prefixed
     learned = train_and_score(train, scored)
     rules = {o.sample.id: o.flagged for o in attacks + looks}
     t = injection.InjectionThresholds()
-    rules |= {o.sample.id: o.flagged for o in evaluate(benign_test, t)}
+    rules |= {o.sample.id: o.flagged for o in evaluate(benign_test + prefixed, t)}
 
     def rate(ids: list[str], flags: dict[str, bool]) -> str:
         return _pct(sum(flags[i] for i in ids), len(ids), 2)
@@ -232,7 +261,14 @@ def _learned_lines(
         "|---|---|---|",
     ]
     lines += [f"| {label} | {rate(ids, rules)} | {rate(ids, learned.predictions)} |" for label, ids in rows]
-    return lines
+    test = {name: [s for s in samples if s.split != "dev"] for name, samples in conversation.items()}
+    fp = _fp_rows([o.sample for o in looks], test)
+    scope = "all look-alikes, the sets' test splits"
+    screens = [
+        _frontier_row(name, scope, _attack_rows(attacks), fp, learned.scores, fixed, LOOKALIKE_REST, own)
+        for name, fixed in (("char n-gram TF-IDF LR", None), ("rules OR char n-gram TF-IDF LR", rules))
+    ]
+    return lines, screens
 
 
 def _combined_lines(
@@ -240,7 +276,8 @@ def _combined_lines(
     looks: list[Outcome],
     conversation: dict[str, list[data.Sample]],
     results: dict[str, Any],
-) -> list[str]:
+    own: frozenset[str] | None,
+) -> tuple[list[str], list[frontier.Screen]]:
     from bench import poisoning_calibrated as pc
     from bench import poisoning_combined as combined
 
@@ -251,7 +288,7 @@ def _combined_lines(
 
     embedder = pc.product_embedder()
     trained = pc.train(conversation, embedder)
-    lines, got = combined.table(
+    table, got = combined.table(
         [o.sample for o in attacks],
         [o.sample for o in looks],
         conversation,
@@ -259,7 +296,16 @@ def _combined_lines(
         trained.screen,
         embedder,
     )
+    row_list: list[combined.Row] = got.pop("rows")  # type: ignore[assignment]
+    scores: dict[str, float] = got.pop("learned_scores")  # type: ignore[assignment]
+    rules: dict[str, bool] = got.pop("rules_flags")  # type: ignore[assignment]
     results["combined"] = got
+    fp: Rows = [(r.label, r.ids, r.limit) for r in row_list if r.limit is not None]
+    scope = "the look-alikes' test half, the sets' test splits (LoCoMo: all)"
+    screens = [
+        _frontier_row(name, scope, _attack_rows(attacks), fp, scores, fixed, combined.LOOKALIKE_REST, own)
+        for name, fixed in (("calibrated MiniLM LR", None), ("rules OR calibrated MiniLM LR", rules))
+    ]
     m = trained.screen
     return [
         "",
@@ -275,7 +321,103 @@ def _combined_lines(
         f"pay the embedding, {got['embed_ms']:.1f} ms/turn here (onnx, shared cores). Look-alikes it flags: "
         f"{', '.join(got['lookalikes_flagged']) or 'none'}.",  # type: ignore[arg-type]
         "",
-        *lines,
+        *table,
+    ], screens
+
+
+def _own_turns(
+    looks: list[Outcome], conversation: dict[str, list[data.Sample]], held: list[Outcome]
+) -> frozenset[str] | None:
+    """The agent's own benign turns, for the frontier with a threshold of their own; None when a held-out attack
+    is one: only then is flagging none of them the best that threshold can do (it costs no recall)."""
+    if any(o.sample.role == "assistant" for o in held):
+        return None
+    benign = [o.sample for o in looks] + [s for samples in conversation.values() for s in samples]
+    return frozenset(
+        [s.id for s in benign if s.role == "assistant"]
+        + [s.id for s in data.with_own_prefix(benign, "Assistant")]
+    )
+
+
+def _attack_rows(attacks: list[Outcome]) -> Rows:
+    held = [o.sample for o in attacks if o.sample.split == "heldout"]
+    return [
+        ("held-out", [s.id for s in held], None),
+        ("fresh", [s.id for s in held if s.origin in data.FRESH_HELDOUT], None),
+    ]
+
+
+def _fp_rows(looks: list[data.Sample], conversation: dict[str, list[data.Sample]]) -> Rows:
+    """Every false-positive target of issue 28, as (label, sample ids, limit) on the given benign turns."""
+    rows: Rows = [
+        (
+            "look-alikes: contact, self-descriptions",
+            [s.id for s in looks if s.technique in data.ZERO_TOLERANCE],
+            0.0,
+        ),
+        (LOOKALIKE_REST, [s.id for s in looks if s.technique not in data.ZERO_TOLERANCE], LOOKALIKE_TARGET),
+    ]
+    for name, samples in conversation.items():
+        for role, limit in (("user", USER_FP_TARGET), ("assistant", ASSISTANT_FP_TARGET)):
+            ids = [s.id for s in samples if s.role == role]
+            if ids:
+                rows.append((f"{name}, {role} turns", ids, limit))
+        prefixed = [s.id for s in data.with_own_prefix(samples, "Assistant")]
+        if prefixed:
+            rows.append((f"{name}, assistant turns as `Assistant: …`", prefixed, ASSISTANT_FP_TARGET))
+    return rows
+
+
+def _frontier_row(
+    name: str,
+    scope: str,
+    attack_rows: Rows,
+    fp_rows: Rows,
+    scores: dict[str, float],
+    fixed: dict[str, bool] | None,
+    lookalike_rest: str,
+    own: frozenset[str] | None,
+) -> frontier.Screen:
+    """One screen's frontier: `scores` swept, `fixed` (the rules' quarantine, for rules OR learned) kept; and
+    again with the agent's own turns (`own`) never flagged by the score, when `own` is given."""
+    attack_groups = frontier.groups(attack_rows, scores, fixed)
+    f = frontier.frontier(attack_groups, frontier.groups(fp_rows, scores, fixed))
+    broken = f.breaks.get(lookalike_rest)
+    at_looks = frontier.caught_at(attack_groups, broken) if broken is not None else None
+    apart = None
+    if own is not None:
+        apart = frontier.frontier(attack_groups, frontier.groups(fp_rows, scores, fixed, own))
+    return frontier.Screen(name, scope, f, at_looks, apart)
+
+
+def _frontier_lines(screens: list[frontier.Screen], results: dict[str, Any]) -> list[str]:
+    results["frontier"] = {
+        s.name: {
+            "threshold": s.frontier.threshold,
+            "caught": s.frontier.caught,
+            "binding": s.frontier.binding,
+        }
+        for s in screens
+    }
+    return [
+        "",
+        "Upper-bound frontier (`bench/poisoning_frontier.py`): can any threshold of a screen meet the targets at "
+        "all? Each screen's score (the rules' score; a learned screen's probability, one threshold for every "
+        "role; in rules OR learned, the rules keep their quarantine at "
+        f"{injection.InjectionThresholds().quarantine_at} and the learned part's threshold is swept) is "
+        "thresholded at every distinct value, and the lowest threshold that meets EVERY false-positive target "
+        f"on that screen's benign test turns is kept (look-alikes: contact / self-descriptions 0, the rest "
+        f"≤ {LOOKALIKE_TARGET:.0%}; each set's user turns ≤ {USER_FP_TARGET:.1%}, assistant turns, also as "
+        f"`Assistant: …`, ≤ {ASSISTANT_FP_TARGET:.1%}). **Optimistic bound, not a measurement: the threshold is "
+        "chosen by reading the test labels**; a recall below 95% here (with the agent's turns apart too) means no "
+        "threshold of that screen reaches the target on this data. Held-out: all 4 held-out sources; fresh: spikee_cybersec + "
+        "pyrit_jailbreak. Binds: the targets the next lower threshold breaks (any threshold between that one and "
+        "the best gives the same flags). Look-alikes > 2% from: the recall at the highest threshold at which the "
+        "look-alikes' rest goes over 2%. Agent's own turns apart: the same with a threshold of their own for the "
+        "agent's turns (as the calibrated screen has) that flags none of them: no held-out attack is an agent "
+        "turn, so this is the best any such pair of thresholds gets.",
+        "",
+        *frontier.table(screens, ("held-out", "fresh")),
     ]
 
 

@@ -16,6 +16,7 @@ from bench import poisoning_data as data
 from bench.poisoning_screen import LearnedScreen
 
 Flags = dict[str, bool]
+LOOKALIKE_REST = "look-alikes' test half: the rest"  # the look-alikes outside data.ZERO_TOLERANCE: ≤ 2 %
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,16 @@ class Row:
     attack: bool
 
 
-def learned_flags(screen: LearnedScreen, samples: list[data.Sample], embedder: object) -> tuple[Flags, float]:
-    """(learned flags, seconds per turn for the scoring alone: the review already has each turn's vector)."""
+def learned_flags(
+    screen: LearnedScreen, samples: list[data.Sample], embedder: object
+) -> tuple[Flags, dict[str, float], float]:
+    """(learned flags, learned scores, seconds per turn for the scoring alone: the review already has each
+    turn's vector)."""
     vectors = pc.embed([s.content for s in samples], embedder)
     started = time.perf_counter()
-    out = {s.id: screen.flags(v, s.role)[0] for s, v in zip(samples, vectors, strict=True)}
+    scored = {s.id: screen.flags(v, s.role) for s, v in zip(samples, vectors, strict=True)}
     per_turn = (time.perf_counter() - started) / max(1, len(samples))
-    return out, per_turn
+    return {i: f for i, (f, _) in scored.items()}, {i: sc for i, (_, sc) in scored.items()}, per_turn
 
 
 def embedding_cost(samples: list[data.Sample], embedder: object, n: int = 200) -> float:
@@ -73,7 +77,7 @@ def rows(
             False,
         ),
         Row(
-            "look-alikes' test half: the rest",
+            LOOKALIKE_REST,
             [s.id for s in test_looks if s.technique not in data.ZERO_TOLERANCE],
             0.02,
             False,
@@ -118,7 +122,7 @@ def table(
 ) -> tuple[list[str], dict[str, object]]:
     row_list, scored = rows(attacks, looks, conversation)
     rules = rules_flag(scored)
-    learned, score_s = learned_flags(screen, scored, embedder)
+    learned, scores, score_s = learned_flags(screen, scored, embedder)
     combined = {i: rules[i] or learned[i] for i in rules}
     embed_s = embedding_cost([s for s in scored if s.label == "benign"], embedder)
 
@@ -147,4 +151,6 @@ def table(
     results["lookalikes_flagged"] = [s.id for s in scored if s.origin == "lookalike" and combined[s.id]]
     results["score_us"] = score_s * 1e6
     results["embed_ms"] = embed_s * 1e3
+    # For the frontier (bench.poisoning_frontier): the rows, the learned scores and the rules' flags.
+    results["rows"], results["learned_scores"], results["rules_flags"] = row_list, scores, rules
     return lines, results

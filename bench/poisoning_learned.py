@@ -19,6 +19,7 @@ class LearnedResult:
     predictions: dict[str, bool]  # sample id -> flagged, for the samples it was scored on
     train_size: int
     turns_per_s: float
+    scores: dict[str, float]  # sample id -> probability of an attack (flagged: > 0.5), for the frontier
 
 
 def train_and_score(train: list[Sample], score: list[Sample]) -> LearnedResult:
@@ -40,8 +41,10 @@ def train_and_score(train: list[Sample], score: list[Sample]) -> LearnedResult:
     started = time.perf_counter()
     flags = model.predict([text(s) for s in score])
     elapsed = time.perf_counter() - started
+    probability = model.predict_proba([text(s) for s in score])[:, 1]
     return LearnedResult(
         {s.id: bool(f) for s, f in zip(score, flags, strict=True)},
         len(train),
         len(score) / elapsed if elapsed > 0 else 0.0,
+        {s.id: float(p) for s, p in zip(score, probability, strict=True)},
     )
