@@ -374,9 +374,8 @@ class Result:
     agglo_cosine: float
     min_size: int
     per_user: dict[str, Score] = field(default_factory=dict)  # the product's figures, scope by scope
-    bounds: list[Bound] = field(
-        default_factory=list
-    )  # what any threshold could reach (consolidation_frontier)
+    # what any similarity cut could reach (bench.consolidation_frontier)
+    bounds: list[Bound] = field(default_factory=list)
 
     def figures(self) -> dict[str, float]:
         out: dict[str, float] = {

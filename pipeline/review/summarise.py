@@ -33,16 +33,15 @@ LLM_MAX_WORDS = 50
 LLM_MAX_TEXTS = 40
 LLM_MAX_TEXT_CHARS = 1000
 
-_CJK_CLASS = CJK_CLASS
 # A sentence ends at terminal punctuation (kept) or a line break. A "." ends one only before whitespace or
 # the end, and not after an initial or a title ("Ursula K. Le Guin", "Dr. Lee", "v2.1", "3.5 km").
 SENTENCE = re.compile(
     r"(?:\b(?:St|Mt|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|e\.g|i\.e)\.|\b[A-Z]\.|[^.!?。！？\n]|\.(?!\s|$))+[.!?。！？]*"
 )
 # Units that count against max_words: a Latin word or number, or one CJK character.
-_UNIT = re.compile(f"[{_CJK_CLASS}]|[^\\s{_CJK_CLASS}]+")
+_UNIT = re.compile(f"[{CJK_CLASS}]|[^\\s{CJK_CLASS}]+")
 # Tokens for key terms: Latin words and alphanumerics ("don't", "9am", "jl123", "3.5"), runs of CJK.
-_TOKEN = re.compile(f"[a-z0-9]+(?:['.:/-][a-z0-9]+)*|[{_CJK_CLASS}]+")
+_TOKEN = re.compile(f"[a-z0-9]+(?:['.:/-][a-z0-9]+)*|[{CJK_CLASS}]+")
 # Filler that trails a statement without adding to it: "..., thanks!", "... lol", "...吧".
 _TRAILING_FILLER = re.compile(
     r"(?:[\s,;:\-–—]*(?:\b(?:please|pls|thanks|thank you|thx|ok|okay|lol|haha|yeah)\b"

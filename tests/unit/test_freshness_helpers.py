@@ -47,7 +47,7 @@ def test_the_write_side_screen_passes_every_phrase() -> None:
     from pipeline.review import injection
     from tasks.deps import review_config_for
 
-    screen = review_config_for(Settings().review).screening
+    screen = review_config_for(Settings()).screening
     decisions = {
         injection.decide(injection.assess(p.content, role="user", source="user"), screen)
         for p in fr.phrases(2000)
