@@ -31,6 +31,7 @@ class RecallEpisode:
     base_weight: float | None = None  # the weight decay starts from (None: as `weight`, no decay known)
     # False while it waits for its review (read your writes): recalled as the raw turn it is.
     reviewed: bool = True
+    role: str | None = None  # user | assistant | tool | system: who spoke, when no name is given
 
 
 @dataclass(frozen=True, slots=True)

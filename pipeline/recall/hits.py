@@ -41,8 +41,11 @@ def to_hit(
     fact_turns: set[str],
     tuning: RecallTuning,
     speaker: str | None = None,
+    role: str | None = None,
 ) -> Hit | None:
-    """The hit a candidate becomes, scored; None when hydration did not find it recallable."""
+    """The hit a candidate becomes, scored; None when hydration did not find it recallable. `speaker` is the
+    person the query names (hybrid.named_speaker), `role` the side it names (hybrid.named_role): the turns
+    that one spoke get `tuning.speaker_boost`."""
     kind, ref = c.key
     if kind == SEMANTIC:
         memory = memories.get(ref)
@@ -94,7 +97,9 @@ def to_hit(
         window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
         fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,
         superseded=tuning.superseded_factor if row.superseded else 1.0,
-        speaker=tuning.speaker_boost if speaker is not None and row.speaker == speaker else 1.0,
+        speaker=tuning.speaker_boost
+        if (speaker is not None and row.speaker == speaker) or (role is not None and row.role == role)
+        else 1.0,
     )
     return Hit(
         id=f"{EPISODE}:{row.id}",

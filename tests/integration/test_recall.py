@@ -196,3 +196,42 @@ def test_the_named_speaker_s_turns_are_favoured_and_no_neighbour_is_lifted_by_de
     both = _recall(stack, "What did Caroline tell Melanie about marathon running?", "sp")
     assert both
     assert all(r["explain"]["speaker_boost"] == 1 for r in both)
+
+
+def test_a_question_about_the_user_favours_the_user_s_own_turns_over_the_assistant_s(stack: Stack) -> None:
+    """An agent asks about "the user": what the user said outranks the assistant's reply on the same topic,
+    which says more of the question's words (issue 25: on assistant_help the long replies outranked the
+    user's own statements)."""
+    stack.start_scheduler()
+    turns = [
+        ("user", "for the landing page I'd rather deploy on Netlify, it is what I know"),
+        (
+            "assistant",
+            "Deploying a landing page: Vercel, Netlify and Cloudflare Pages all deploy a static landing page "
+            "from git. For a landing page with previews, Vercel deploys fastest; Netlify deploys forms too.",
+        ),
+        ("user", "thanks! also my sister's birthday is next week, any gift ideas?"),
+        ("assistant", "A framed print of a place you both love, or a class you can take together."),
+    ]
+    ids = [
+        stack.client.write_memory(
+            "agent-a", "ro", "s1", role, text, ts=JAN + timedelta(minutes=i), turn_id=f"ro-{i}"
+        )
+        for i, (role, text) in enumerate(turns)
+    ]
+    stack.client.end_session("agent-a", "ro", "s1")
+    stack.wait_indexed(ids)
+
+    results = _recall(stack, "Where does the user want to deploy the landing page?", "ro")
+    by_turn = {r["source_turn_ids"][0]: r for r in results}
+    assert {ids[0], ids[1]} <= set(by_turn)
+    assert by_turn[ids[0]]["explain"]["speaker_boost"] > 1  # the user's turn
+    assert by_turn[ids[1]]["explain"]["speaker_boost"] == 1  # the assistant's
+    assert _position(results, ids[0]) < _position(results, ids[1])
+    # Without the role named, the reply that repeats the question's words ranks first.
+    plain = _recall(stack, "Where to deploy the landing page?", "ro")
+    assert all(r["explain"]["speaker_boost"] == 1 for r in plain)
+    assert _position(plain, ids[1]) < _position(plain, ids[0])
+    # A question about the assistant favours its turns instead.
+    about = _recall(stack, "Which hosts did the assistant compare for the landing page?", "ro")
+    assert {r["source_turn_ids"][0]: r for r in about}[ids[1]]["explain"]["speaker_boost"] > 1

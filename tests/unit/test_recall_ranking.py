@@ -279,6 +279,39 @@ def test_named_speaker_is_the_one_person_the_query_names() -> None:
     assert recall.named_speaker("Where does John Smith work?", ["John Smith", "Ann Lee"]) == "John Smith"
 
 
+def test_named_role_is_the_one_side_of_the_conversation_the_query_names() -> None:
+    assert recall.named_role("What does the user prefer for deploys?") == "user"
+    assert recall.named_role("Which language should snippets use for this user?") == "user"
+    assert recall.named_role("What is the user's dog called?") == "user"
+    assert recall.named_role("Which base image did the assistant recommend?") == "assistant"
+    assert recall.named_role("What did the assistant tell the user about Docker?") is None  # both
+    assert recall.named_role("How should the user interface handle errors?") is None  # not a speaker
+    assert recall.named_role("Which users asked about Docker?") is None
+
+
+def test_the_named_role_s_own_turns_get_the_speaker_boost() -> None:
+    from datetime import UTC, datetime
+
+    def row(id_: int, role: str) -> RecallEpisode:
+        ts = datetime(2024, 1, 1, tzinfo=UTC)
+        return RecallEpisode(id_, f"t{id_}", (), "s", "text", ts, "user", 1.0, False, 0, None, role=role)
+
+    tuning = recall.RecallTuning(speaker_boost=1.5)
+    rows = {1: row(1, "user"), 2: row(2, "assistant")}
+
+    def score(ref: int, role: str | None) -> float:
+        hit = recall_hits.to_hit(
+            recall_hits.Candidate(("episode", ref), fused=0.6), rows, {}, None, set(), tuning, None, role
+        )
+        assert hit is not None
+        return hit.score
+
+    assert score(1, "user") == pytest.approx(0.9)
+    assert score(2, "user") == pytest.approx(0.6)
+    assert score(2, "assistant") == pytest.approx(0.9)
+    assert score(1, None) == pytest.approx(0.6)
+
+
 def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     from datetime import UTC, datetime
 

@@ -44,7 +44,7 @@ class LexicalDoc:
 _EPISODES = """
     WITH mine AS MATERIALIZED (
         SELECT e.id, e.turn_id, e.merged_turn_ids, e.session_id, e.content, e.ts, e.source, e.weight,
-               e.base_weight, e.metadata->>'speaker' AS speaker, e.status = 'kept' AS reviewed
+               e.base_weight, e.metadata->>'speaker' AS speaker, e.status = 'kept' AS reviewed, e.role
         FROM episodes e
         WHERE e.id = ANY(:ids) AND e.agent_id = :agent AND e.user_id = :user
           AND (e.status = 'kept' OR (e.status = 'pending' AND e.prescreened))
@@ -189,6 +189,7 @@ class RecallStore:
                     r.speaker,
                     r.base_weight,
                     bool(r.reviewed),
+                    r.role,
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
