@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -24,6 +24,8 @@ from typing import Any, cast
 import numpy as np
 from rich.console import Console
 
+from bench import fusion_frontier
+from bench.fusion_frontier import FusionBound, Scored, minmax
 from bench.locomo import (
     TUNING,
     Ingested,
@@ -113,11 +115,8 @@ class Floors:
     e5: Ranker | None = None
     e5_hybrid: Ranker | None = None  # the simple hybrid with e5's cosine in MiniLM's place
     e5_texts_per_s: float = 0.0
-
-
-def _minmax(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+    # What any weighting of the cosine and BM25 lists could reach (optimistic: not a ranker, not a floor)
+    fusion_bound: FusionBound | None = None
 
 
 def floors(
@@ -127,7 +126,10 @@ def floors(
     speaker: str,
     *,
     e5: bool = True,
+    half_of: Mapping[str, str] | None = None,
 ) -> Floors:
+    """The floors' rankers, and the fusion bound on their arrays (`half_of`: conversation -> "tuned" |
+    "held-out", for the bound's fixed weight tuned on one half and measured on the other)."""
     from pipeline.adapters.embedder import make_embedder
     from pipeline.recall import lexical
 
@@ -172,7 +174,7 @@ def floors(
 
     def hybrid(q: Question) -> list[tuple[str, ...]]:
         ids, cos, lex = arrays(q)
-        return top(ids, 0.5 * _minmax(lex) + 0.5 * _minmax(cos))
+        return top(ids, 0.5 * minmax(lex) + 0.5 * minmax(cos))
 
     e5_dense: Ranker | None = None
     e5_hybrid: Ranker | None = None
@@ -185,11 +187,16 @@ def floors(
 
         def e5_hybrid_rank(q: Question) -> list[tuple[str, ...]]:
             ids, _, lex = arrays(q)
-            return top(ids, 0.5 * _minmax(lex) + 0.5 * _minmax(e5_cos(q, ids)))
+            return top(ids, 0.5 * minmax(lex) + 0.5 * minmax(e5_cos(q, ids)))
 
         e5_dense, e5_hybrid = e5_dense_rank, e5_hybrid_rank
 
-    return Floors(bm25_floor(turns, speaker), dense, hybrid, rate, e5_dense, e5_hybrid, e5_rate)
+    scored = [
+        Scored(*arrays(q), q.evidence, tuned=(half_of or {}).get(q.conversation) == "tuned")
+        for q in questions
+    ]
+    fusion = fusion_frontier.bound(scored) if scored else None
+    return Floors(bm25_floor(turns, speaker), dense, hybrid, rate, e5_dense, e5_hybrid, e5_rate, fusion)
 
 
 # The first words of a turn, as many as MiniLM reads (256 word pieces; ~180 English words): e5 reads up to
@@ -234,6 +241,7 @@ class SetResult:
     kept: float  # mean share of a question's evidence turns review left recallable
     refused: int  # turns the pipeline's validation refused
     figures: dict[str, float] = field(default_factory=dict)
+    fusion: FusionBound | None = None  # the fusion bound on the floors' arrays
 
     def table(self, prefix: str) -> Table:
         return next(t for t in self.tables if t.name.startswith(prefix))
@@ -280,7 +288,7 @@ def run_set(
         timeout_s=timeout_s,
     )
     console.rule(f"[bold]bench quality: {eval_set.name}: {len(questions):,} questions")
-    f = floors(bench, turns, questions, eval_set.speaker, e5=e5)
+    f = floors(bench, turns, questions, eval_set.speaker, e5=e5, half_of=half_of)
     tables = [
         score("BM25 (floor)", questions, f.bm25, half_of),
         score("dense (floor)", questions, f.dense, half_of),
@@ -299,6 +307,7 @@ def run_set(
         len({t.conversation for t in turns}),
         evidence_kept(questions, prepared.recallable),
         len(prepared.refused),
+        fusion=f.fusion_bound,
     )
     best5, best10 = result.best_floor()
     result.figures = {
@@ -310,6 +319,10 @@ def run_set(
         f"{eval_set.name}_kept": result.kept,
         f"{eval_set.name}_embed_texts_per_s": f.texts_per_s,
     }
+    if f.fusion_bound is not None:
+        result.figures[f"{eval_set.name}_fusion_fixed_r10"] = f.fusion_bound.r10
+        result.figures[f"{eval_set.name}_fusion_oracle_r10"] = f.fusion_bound.oracle_r10
+        result.figures[f"{eval_set.name}_fusion_pool"] = f.fusion_bound.pool
     if f.e5 is not None:
         result.figures[f"{eval_set.name}_e5_r10"] = tables[3].total().at10
         result.figures[f"{eval_set.name}_e5_hybrid_r10"] = tables[4].total().at10
@@ -372,6 +385,11 @@ def set_lines(r: SetResult) -> list[str]:
         "",
         *table_lines(r.tables),
         "",
+        *(
+            [*fusion_frontier.report_lines(r.fusion, r.best_floor(), MARGIN), ""]
+            if r.fusion is not None
+            else []
+        ),
     ]
 
 
