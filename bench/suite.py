@@ -354,8 +354,10 @@ def _quality(ctx: Context, *, reuse: bool, sets: Sequence[str] | None = None) ->
     from bench import quality
 
     chosen = [s for s in quality.builtin_sets(ctx.data) if sets is None or s.name in sets]
+    # At full size with the ablation table: the section it writes replaces the one `bench quality` wrote.
+    variants = quality.ABLATIONS if sets is None else ()
     results = quality.run_quality_bench(
-        ctx.settings, sets=chosen, reuse=reuse, variants=[], write=ctx.write, console=ctx.console
+        ctx.settings, sets=chosen, reuse=reuse, variants=variants, write=ctx.write, console=ctx.console
     )
     return {k: v for r in results for k, v in r.figures.items()}
 

@@ -378,3 +378,23 @@ def test_rows_from_another_machine_name_their_machine(
     assert "This run: New CPU," in mixed
     assert re.search(r"\| a \| [^|]*, Old CPU, \d+ cores \|", mixed)
     assert re.search(r"\| b \| [^|]*, New CPU, \d+ cores \|", mixed)
+
+
+@pytest.mark.parametrize(("sets", "expected"), [(None, "ablations"), (("friends_chat",), "none")])
+def test_quality_at_full_size_scores_the_ablations_that_decide_the_defaults(
+    monkeypatch: pytest.MonkeyPatch, sets: tuple[str, ...] | None, expected: str
+) -> None:
+    """The section `bench all` writes replaces `bench quality`'s: at full size it must carry the ablation table."""
+    from bench import quality
+    from bench.locomo_eval import check_variants
+
+    check_variants(quality.ABLATIONS)  # every name is a known variant
+    asked: list[object] = []
+
+    def fake(settings: Settings, **kw: object) -> list[object]:
+        asked.append(kw["variants"])
+        return []
+
+    monkeypatch.setattr(quality, "run_quality_bench", fake)
+    suite._quality(_ctx(), reuse=True, sets=sets)
+    assert asked == [quality.ABLATIONS if expected == "ablations" else ()]
