@@ -76,13 +76,21 @@ class EvalSet:
 
 
 def builtin_sets(locomo: Path | None = None) -> list[EvalSet]:
-    """LoCoMo as a plain chat export ("Speaker: text", nothing in metadata), and the sets of other shapes."""
+    """LoCoMo as a plain chat export ("Speaker: text", nothing in metadata) and as an agent service that knows
+    who spoke sends it (the name in metadata.speaker, not in the text), and the sets of other shapes."""
     return [
         EvalSet(
             "locomo",
             locomo or DEFAULT_DATA,
             "prefix",
             "LoCoMo: two people, long polished turns, content `Speaker: text`, no metadata.speaker",
+        ),
+        EvalSet(
+            "locomo_speakers",
+            locomo or DEFAULT_DATA,
+            "metadata",
+            "LoCoMo as a service that knows who spoke sends it: the text alone, the name in metadata.speaker "
+            "(the same conversations and halves as `locomo`: not another set of data, another shape of it)",
         ),
         EvalSet(
             "assistant_help",
