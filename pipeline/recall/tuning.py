@@ -158,7 +158,10 @@ class RecallTuning:
     # hybrid.named_role) when the turns carry roles and no names: an agent asks about "the user". Offline
     # over raw turns (2026-12-04, the floors' rankers times the boost, not tuned: 1.3 as above),
     # assistant_help R@5 / R@10 dense 0.530 / 0.667 -> 0.575 / 0.721, simple hybrid 0.473 / 0.551 ->
-    # 0.515 / 0.619; LoCoMo and friends_chat have no roles to name and are unchanged by it.
+    # 0.515 / 0.619; LoCoMo and friends_chat have no roles to name and are unchanged by it. Through the
+    # pipeline (`bench quality --variant no-speaker`, 2026-12-04): assistant_help 0.568 / 0.649 -> 0.596 /
+    # 0.682 with it; LoCoMo with metadata.speaker (`locomo_speakers`), where the named person applies, -0.032
+    # / -0.022 without the rule; as a plain export (no names known) it cannot apply.
     speaker_boost: float = 1.3
     # How much decay counts in the ranking: a memory's weight is base_weight x decay (decay = weight /
     # base_weight, DESIGN §2) and ranks as base_weight x decay ** this. The base (what a person set,
