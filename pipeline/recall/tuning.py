@@ -155,7 +155,7 @@ class RecallTuning:
     # -> 0.735 / 0.811 (adversarial 0.821 / 0.911 -> 0.806 / 0.907), held out 0.716 / 0.793 -> 0.723 /
     # 0.796; 1.4: 0.731 / 0.810; 1.5: 0.729 / 0.810.
     # The same boost favours the side a question names by its role ("the user", "the assistant":
-    # hybrid.named_role) when the turns carry roles and no names: an agent asks about "the user". Offline
+    # hybrid.named_role; unless the question also names a person): an agent asks about "the user". Offline
     # over raw turns (2026-12-04, the floors' rankers times the boost, not tuned: 1.3 as above),
     # assistant_help R@5 / R@10 dense 0.530 / 0.667 -> 0.575 / 0.721, simple hybrid 0.473 / 0.551 ->
     # 0.515 / 0.619; LoCoMo and friends_chat have no roles to name and are unchanged by it. Through the
