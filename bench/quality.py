@@ -13,6 +13,7 @@ and the share of evidence turns review left recallable. A set's "dev" conversati
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -173,12 +174,15 @@ def floors(
         for t in members:
             index.add_text(t.turn_id, turn_text(t, speaker))
 
+    ids_of = {conv: [t.turn_id for t in members] for conv, members in by_conv.items()}
+    position_of = {conv: {turn_id: j for j, turn_id in enumerate(ids)} for conv, ids in ids_of.items()}
+
+    # Once per question: the dense and hybrid floors, the e5 hybrid and the fusion bound all read them.
+    @functools.cache
     def arrays(q: Question) -> tuple[list[str], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        members = by_conv[q.conversation]
-        ids = [t.turn_id for t in members]
+        ids, position = ids_of[q.conversation], position_of[q.conversation]
         cos = vectors[[row[i] for i in ids]] @ qvec[q.text]
         lex = np.zeros(len(ids), dtype=np.float32)
-        position = {turn_id: j for j, turn_id in enumerate(ids)}
         for doc, value in bm25[q.conversation].search(q.text, len(ids)):
             lex[position[str(doc)]] = value
         return ids, cos, lex
@@ -203,7 +207,7 @@ def floors(
         e5_cos = e5_cosines
 
         def e5_dense_rank(q: Question) -> list[tuple[str, ...]]:
-            ids = [t.turn_id for t in by_conv[q.conversation]]
+            ids = ids_of[q.conversation]
             return top(ids, e5_cos(q, ids))
 
         def e5_hybrid_rank(q: Question) -> list[tuple[str, ...]]:

@@ -71,6 +71,12 @@ def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(
         assert table.total().at10 == pytest.approx(1.0), table.name
     assert result.tables[0].total().at10 < 1.0
     assert result.figures["tiny_kept"] == 1.0
+    # The fusion bound reads the floors' arrays of every question: α = 0.5 is the simple hybrid floor, so
+    # the best fixed weight can never do worse than it, nor the per-question oracle worse than that.
+    assert result.fusion is not None
+    assert result.fusion.questions == 3
+    assert result.fusion.r10 >= result.tables[2].total().at10
+    assert result.fusion.oracle_r10 >= result.fusion.r10
     report = out.getvalue()
     assert "| tiny | 3 (3) |" in report
     assert "evidence kept recallable by review 1.000" in report
