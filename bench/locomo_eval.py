@@ -48,6 +48,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
+    "no-updates": replace(DEFAULT_TUNING, updates=False),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

@@ -321,6 +321,23 @@ class MemoryClient:
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
         return self._send("POST", f"/v1/quarantine/{memory_id}/reject", body)
 
+    def supersessions(
+        self, *, agent_id: str, user_id: str, episode_id: int | None = None, include_undone: bool = True
+    ) -> list[dict[str, Any]]:
+        """Which statement superseded which in this scope (issue 39), newest first, with why; undone ones too."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "include_undone": include_undone}
+        if episode_id is not None:
+            params["episode_id"] = episode_id
+        rows: list[dict[str, Any]] = self._get("/v1/supersessions", params)["supersessions"]
+        return rows
+
+    def undo_supersession(
+        self, link_id: int, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
+    ) -> dict[str, Any]:
+        """Undo a wrong supersession: the older statement holds again, and review never re-links the pair."""
+        body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        return self._send("POST", f"/v1/supersessions/{link_id}/undo", body)
+
     def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
         return self._request(method, path, json=body)
 

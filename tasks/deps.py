@@ -13,7 +13,7 @@ from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
 from pipeline.core.config import Settings, get_settings
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
-from pipeline.review import clustering, injection, quality
+from pipeline.review import clustering, injection, quality, updates
 from pipeline.review.review_batch import ReviewConfig
 
 
@@ -70,6 +70,7 @@ def review_config_for(settings: Settings) -> ReviewConfig:
         match_cosine=r.match_cosine,
         cluster_cjk=settings.embedding.reads_cjk,
         member_weight=r.member_weight,
+        update_rules=updates.UpdateParams(candidates=r.update_candidates) if r.updates else None,
         screening=injection.InjectionThresholds(
             quarantine_at=r.quarantine_at,
             uncertain_from=r.injection_uncertain_from,

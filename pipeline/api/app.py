@@ -30,6 +30,7 @@ from pipeline.api import (
     quarantine,
     recall_route,
     reflect,
+    supersessions,
     tool_insights,
     turns,
     ui,
@@ -134,7 +135,13 @@ def create_app(deps: ApiDeps) -> FastAPI:
     for routes in (turns.router, recall_route.router, memory_writes.router, operations.router):
         app.include_router(routes, dependencies=AUTHENTICATED)
     app.include_router(health.router)
-    for extra in (working_memory.router, reflect.router, quarantine.router, tool_insights.router):
+    for extra in (
+        working_memory.router,
+        reflect.router,
+        quarantine.router,
+        tool_insights.router,
+        supersessions.router,
+    ):
         app.include_router(extra, dependencies=AUTHENTICATED)
     app.include_router(memories.router, tags=["inspect"], dependencies=AUTHENTICATED)
     app.include_router(metrics.router)

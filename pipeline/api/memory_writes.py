@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.adapters.postgres.supersession_sql import SupersessionStore
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps, memory_ref
 from pipeline.core.errors import InvalidTurn
@@ -113,4 +114,8 @@ def get_facts(
     guard(caller, agent_id, user_id, "read")
     when = parse_ts(as_of, field_name="as_of") if as_of else None
     rows = deps.repo.facts(agent_id, user_id, entity=entity, attribute=attribute, as_of=when, history=history)
-    return {"facts": rows}
+    if not history:
+        return {"facts": rows}
+    # The chains review found beyond the rule table's attributes (issue 39): statement superseded by statement.
+    links = SupersessionStore(deps.repo.engine).list(agent_id, user_id)
+    return {"facts": rows, "updates": links}

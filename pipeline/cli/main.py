@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli import bench, inspect, keys, memory, quarantine, roles, support
+from pipeline.cli import bench, inspect, keys, memory, quarantine, roles, support, updates
 from pipeline.cli.support import example, fail
 from pipeline.core.errors import HindsightError, RetryableError
 
@@ -40,6 +40,7 @@ roles.register(app)
 memory.register(app)
 bench.register(app)
 quarantine.register(app)
+updates.register(app)
 keys.register(app)
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from pipeline.cli.support import call, emit_json, err, example, fail, http_client, load_settings, out
 from pipeline.cli.terminal import safe
+from pipeline.cli.updates import print_links
 from pipeline.core.errors import Forbidden
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON document on stdout")]
@@ -184,6 +185,9 @@ def facts(
             f["retracted_at"] or "",
         )
     out.print(table)
+    if body.get("updates"):
+        out.print("Statements superseded by newer ones (any attribute):")
+        print_links(body["updates"])
 
 
 def stats(as_json: JsonFlag = False) -> None:

@@ -131,6 +131,11 @@ class ReviewSettings(BaseModel):
     injection_llm_quarantine_at: float = Field(
         0.5, ge=0, le=1, description="LLM injection probability that quarantines an uncertain turn"
     )
+    # Knowledge updates for any attribute (issue 39, pipeline/review/updates.py; `hindsight bench updates`).
+    updates: bool = Field(True, description="link a newer statement to the older one it supersedes")
+    update_candidates: int = Field(
+        1000, ge=0, description="most recent statements of a scope a review compares its new turns with"
+    )
 
 
 class DecaySettings(BaseModel):

@@ -91,6 +91,10 @@ class Hit:
     speaks_for: tuple[str, ...] = ()
     # A semantic memory: how many turns it stands for and when they were said ({"turns", "first", "last"}).
     stands_for: dict[str, Any] | None = None
+    # Knowledge updates (issue 39): the hits of newer statements that superseded this one, and of the older
+    # ones this one superseded.
+    superseded_by: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -110,6 +114,10 @@ class Hit:
         }
         if self.stands_for is not None:
             out["stands_for"] = self.stands_for
+        if self.superseded_by:
+            out["superseded_by"] = list(self.superseded_by)
+        if self.supersedes:
+            out["supersedes"] = list(self.supersedes)
         if self.explain is not None:
             out["explain"] = self.explain
         return out

@@ -108,7 +108,13 @@ class ReviewStore(Protocol):
         ...
 
     def review_inputs(
-        self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int, tool_call_limit: int = ...
+        self,
+        batch: BatchInfo,
+        *,
+        memory_limit: int,
+        cluster_limit: int,
+        tool_call_limit: int = ...,
+        statement_limit: int = ...,
     ) -> ReviewInputs: ...
 
     def complete_review(

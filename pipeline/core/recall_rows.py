@@ -32,6 +32,11 @@ class RecallEpisode:
     # False while it waits for its review (read your writes): recalled as the raw turn it is.
     reviewed: bool = True
     role: str | None = None  # user | assistant | tool | system: who spoke, when no name is given
+    # Knowledge updates (issue 39): the newer statements that superseded this one by `as_of` (episode ids,
+    # oldest link first) and since when; the older ones this one superseded. Demoted, never hidden.
+    superseded_by: tuple[int, ...] = ()
+    superseded_at: datetime | None = None
+    supersedes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

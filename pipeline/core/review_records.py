@@ -78,6 +78,28 @@ class Point:
 
 
 @dataclass(frozen=True, slots=True)
+class Statement:
+    """A turn as update detection sees it (pipeline/review/updates.py)."""
+
+    id: int  # episode id
+    ts: datetime
+    role: str
+    speaker: str | None  # metadata.speaker when the service names people, else None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SupersessionWrite:
+    """A newer statement supersedes an older one: the older stops holding at `valid_from`."""
+
+    old: int  # episode id
+    new: int
+    valid_from: datetime
+    reason: dict[str, Any]
+    detector: str = "rules"
+
+
+@dataclass(frozen=True, slots=True)
 class OpenMemory:
     id: int
     members: frozenset[int]  # episode ids
@@ -117,6 +139,10 @@ class ReviewInputs:
     # The scope's tool calls (most recent first, up to a limit) and its open tool insights (issue 30).
     tool_calls: list[ToolCall] = field(default_factory=list)
     open_insights: list[OpenToolInsight] = field(default_factory=list)
+    # Update detection (issue 39): the scope's statements reviewed before, most recent first, and the
+    # (old, new) episode pairs already linked or undone that involve this batch: never linked again.
+    statements: list[Statement] = field(default_factory=list)
+    linked: frozenset[tuple[int, int]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,3 +230,5 @@ class ReviewWrite:
     # `agent_call_limit` calls across all its users.
     agent_insights: AgentInsightPlanner | None = None
     agent_call_limit: int = 50_000
+    # Newer statements superseding older ones (issue 39), found by the rules; the fact chains add theirs.
+    supersessions: Sequence[SupersessionWrite] = ()

@@ -36,7 +36,7 @@ from pipeline.core.ports import (
 from pipeline.core.recall_rows import MemoryKey, RecallEpisode
 from pipeline.core.scripts import mostly_cjk
 from pipeline.ingest.validation import utcnow
-from pipeline.recall import lexical, ranking
+from pipeline.recall import lexical, ranking, updates_order
 from pipeline.recall.hits import Candidate, cold_hits, history_below_current, rank_key, stand_in, to_hit
 from pipeline.recall.temporal import time_window
 from pipeline.recall.tuning import DEFAULT_TUNING, RecallTuning
@@ -139,6 +139,7 @@ def recall(
         else None
     )
     episodes = hydrate([ref for kind, ref in candidates if kind == EPISODE])
+    episodes |= _successors(candidates, episodes, hydrate, tuning)
     memories = memories_future.result() if memories_future is not None else {}
     fact_turns = facts_future.result()
     speaker, role = _named_party(query, episodes.values())
@@ -157,6 +158,7 @@ def recall(
         scale = tuning.dense_weight + tuning.lexical_weight if use_lexical and rrf_k is None else 1.0
         hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k, scale=scale)
     hits = history_below_current(hits, tuning.superseded_factor)
+    hits = updates_order.order(hits, episodes, tuning)
     hits.sort(key=rank_key, reverse=True)
     if tuning.stand_in:
         hits = stand_in(hits, tuning.stand_in_max)
@@ -186,6 +188,27 @@ class _Hydrator:
             )
             self._asked.update(new)
         return {i: self._found[i] for i in wanted if i in self._found}
+
+
+def _successors(
+    candidates: dict[Key, Candidate],
+    episodes: dict[int, RecallEpisode],
+    hydrate: _Hydrator,
+    tuning: RecallTuning,
+) -> dict[int, RecallEpisode]:
+    """The statements that superseded a candidate (review's links), made candidates when they are not: the
+    question asked in the old value's words is answered by the new one. Each starts from the relevance of
+    the best statement it superseded; pipeline/recall/updates_order.py then ranks it above them."""
+    wanted = updates_order.successors(episodes.values()) if tuning.updates else set()
+    if not wanted:
+        return {}
+    found = hydrate(wanted)
+    for old in episodes.values():
+        for new_id in old.superseded_by:
+            if new_id in found:
+                c = candidates.setdefault((EPISODE, new_id), Candidate((EPISODE, new_id)))
+                c.fused = max(c.fused, candidates[(EPISODE, old.id)].fused)
+    return found
 
 
 def _search_and_hydrate(

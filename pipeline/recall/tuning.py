@@ -172,6 +172,13 @@ class RecallTuning:
     # ranked below a fresh turn a third as relevant; what is current is what the fact chains say, not
     # what is recent. Settings: `recall.decay_exponent`.
     decay_exponent: float = 0.0
+    # Knowledge updates (issue 39, pipeline/recall/updates_order.py): a statement a newer one superseded
+    # ranks below it, at `update_demotion` of its successor's score, and its successor at least as high as
+    # it ranked; among the first `update_window` hits, a pair that review has not seen yet (one side waits
+    # for its review) is ordered by the same rules. `hindsight bench updates`.
+    updates: bool = True
+    update_demotion: float = 0.5
+    update_window: int = 20
 
 
 DEFAULT_TUNING = RecallTuning()

@@ -246,8 +246,11 @@ def _emit(rule: _Rule, found: re.Match[str]) -> tuple[tuple[str, str], ...]:
         return tuple((f"{rule.attribute}:{v}", rule.value) for v in values)
     if rule.kind == "purposed":
         # The head of an English compound is its last word: "the team offsite budget" and "the offsite
-        # budget" are one chain.
-        purpose = _topic(found.group("k").lower().split()[-1])
+        # budget" are one chain. A name before it is another thing's budget, not a modifier: "the Atlas
+        # project budget" and "the Borealis project budget" are two chains (issue 39: one closed the other).
+        words = found.group("k").split()
+        names = [w for w in words[:-1] if w[:1].isupper()]
+        purpose = _topic(" ".join([*names, words[-1]]).lower())
         return tuple((f"{rule.attribute}:{purpose}" if purpose else rule.attribute, v) for v in values)
     return tuple((rule.attribute, v) for v in values)
 

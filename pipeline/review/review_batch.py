@@ -30,6 +30,8 @@ from pipeline.core.review_records import (
     MemoryWrite,
     ReviewInputs,
     ReviewWrite,
+    Statement,
+    SupersessionWrite,
 )
 from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, is_tool_call, tool_call_of
 from pipeline.core.vectors import from_blob, to_blob
@@ -44,6 +46,7 @@ from pipeline.review import (
     summarise,
     tool_insights,
     tool_scoring,
+    updates,
 )
 
 
@@ -67,6 +70,8 @@ class ReviewConfig:
     screening: injection.InjectionThresholds = field(default_factory=injection.InjectionThresholds)
     passage_params: passages.PassageParams = field(default_factory=passages.PassageParams)
     tools: tool_insights.ToolInsightParams = field(default_factory=tool_insights.ToolInsightParams)
+    # Knowledge updates for any attribute (issue 39); None turns the rules off (the fact chains still link).
+    update_rules: updates.UpdateParams | None = field(default_factory=updates.UpdateParams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,7 @@ def review_batch(
         # The batch's own points count towards the cluster limit (see _consolidate): read the most it may take.
         cluster_limit=config.cluster_limit,
         tool_call_limit=config.tools.call_limit,
+        statement_limit=config.update_rules.candidates if config.update_rules is not None else 0,
     )
     episodes = inputs.episodes
     timings["load"] = _ms(t_load)  # what dedup and clustering compare against, read once up front
@@ -174,6 +180,9 @@ def review_batch(
 
     new_ids = {ep.id for ep in pending}
     kept_ids = {d.id for d in decisions if d.status == "kept"}
+    t_updates = time.perf_counter()
+    links = _supersessions(new, kept_ids, inputs, config.update_rules)
+    timings["updates"] = _ms(t_updates)
     counts = {
         "episodes": len(episodes),
         "new": len(pending),
@@ -187,6 +196,7 @@ def review_batch(
         "merged_existing": sum(
             1 for loser, s in merged_into.items() if loser not in new_ids and s in kept_ids
         ),
+        "supersessions": len(links),
         **stats,
     }
     memories: list[MemoryWrite] = []
@@ -219,6 +229,7 @@ def review_batch(
         # there: this review's read of the agent's calls could be stale by the time it writes.
         agent_insights=tool_insights.agent_planner(config.tools) if batch.kind == "full" else None,
         agent_call_limit=config.tools.agent_call_limit,
+        supersessions=links,
     )
     applied, fact_counts = repo.complete_review(
         batch, write, now=clock(), started_at=started_at, counts=counts, timings_ms=timings, worker=worker
@@ -232,6 +243,27 @@ def review_batch(
         counts={**counts, **fact_counts},
         timings_ms=timings,
     )
+
+
+def _supersessions(
+    new: list[BatchEpisode], kept: set[int], inputs: ReviewInputs, params: updates.UpdateParams | None
+) -> list[SupersessionWrite]:
+    """Which earlier statements this batch's kept turns supersede, or are superseded by (issue 39)."""
+    if params is None:
+        return []
+    said = [
+        Statement(ep.id, ep.ts, ep.role, _speaker(ep.metadata), ep.content)
+        for ep in new
+        if ep.id in kept and ep.role in ("user", "assistant")
+    ]
+    if not said:
+        return []
+    return updates.detect(said, inputs.statements, refused=inputs.linked, params=params)
+
+
+def _speaker(metadata: dict[str, object]) -> str | None:
+    speaker = metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
 
 
 def _embed_passages(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +70,15 @@ def open_facts(s: Session, agent_id: str, user_id: str) -> list[FactVersion]:
     return [_version(r) for r in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """A fact version closed or retracted by a newer one: the turns that stated each (issue 39 links them)."""
+
+    old_turn_ids: tuple[str, ...]
+    new_turn_ids: tuple[str, ...]
+    reason: dict[str, Any]
+
+
 def apply_candidates(
     s: Session,
     agent_id: str,
@@ -76,8 +86,10 @@ def apply_candidates(
     candidates: Sequence[FactCandidate],
     hints: Sequence[CorrectionHint],
     now: datetime,
+    links: list[ChainLink] | None = None,
 ) -> dict[str, int]:
-    """Reconcile each candidate with its chain, in order. Returns counts for the audit log."""
+    """Reconcile each candidate with its chain, in order. Returns counts for the audit log; appends to
+    `links` what each closed or retracted version's turns were superseded by."""
     counts = {"facts_opened": 0, "facts_closed": 0, "facts_retracted": 0, "facts_confirmed": 0}
     if hints:
         current = open_facts(s, agent_id, user_id)
@@ -94,7 +106,29 @@ def apply_candidates(
         resolution = conflicts.resolve(chain, candidate)
         if not resolution.empty:
             _apply(s, agent_id, user_id, resolution, now, counts)
+            if links is not None:
+                links.extend(_links(chain, resolution))
     return counts
+
+
+def _links(chain: Sequence[FactVersion], r: Resolution) -> list[ChainLink]:
+    live = [n for n in r.insert if not n.retracted]
+    if not live:
+        return []
+    new = live[0].candidate
+    ended = {vid: "closed" for vid, _ in r.close} | {vid: "corrected" for vid in r.retract}
+    ended |= {n.supersedes: "corrected" for n in r.insert if n.supersedes is not None}
+    out = []
+    for v in chain:
+        if v.id in ended:
+            reason = {
+                "rule": f"fact_{ended[v.id]}",
+                "fact": f"{v.entity}/{v.attribute}",
+                "old": [v.value],
+                "new": [new.value],
+            }
+            out.append(ChainLink(v.turn_ids, new.turn_ids, reason))
+    return out
 
 
 def _apply(

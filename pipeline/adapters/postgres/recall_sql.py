@@ -68,11 +68,32 @@ _EPISODES = """
         FROM mine t
         JOIN facts f ON f.turn_ids @> ARRAY[t.turn_id] AND f.agent_id = :agent AND f.user_id = :user
         GROUP BY t.turn_id
+    ), links AS MATERIALIZED (
+        SELECT l.old_episode_id, l.new_episode_id, l.valid_from, l.undone_at IS NOT NULL AS undone
+        FROM supersessions l
+        WHERE (l.old_episode_id = ANY(:ids) OR l.new_episode_id = ANY(:ids))
+          AND l.agent_id = :agent AND l.user_id = :user
+          AND l.valid_from <= coalesce(:as_of, 'infinity'::timestamptz)
+    ), later AS MATERIALIZED (
+        SELECT old_episode_id AS id, array_agg(new_episode_id ORDER BY valid_from) AS ids,
+               min(valid_from) AS since
+        FROM links WHERE NOT undone GROUP BY old_episode_id
+    ), earlier AS MATERIALIZED (
+        SELECT new_episode_id AS id, array_agg(old_episode_id ORDER BY valid_from) AS ids
+        FROM links WHERE NOT undone GROUP BY new_episode_id
     )
-    SELECT mine.*, coalesce(stated.superseded, false) AS superseded, folded.members AS folded_into
+    -- An operator's undo of a link (issue 39) also undoes the fact chain's verdict on that turn.
+    SELECT mine.*,
+           coalesce(stated.superseded, false)
+             AND NOT EXISTS (SELECT 1 FROM links u WHERE u.old_episode_id = mine.id AND u.undone) AS superseded,
+           folded.members AS folded_into,
+           coalesce(later.ids, '{}') AS superseded_by, later.since AS superseded_at,
+           coalesce(earlier.ids, '{}') AS supersedes
     FROM mine
     LEFT JOIN folded ON folded.episode_id = mine.id
     LEFT JOIN stated ON stated.turn_id = mine.turn_id
+    LEFT JOIN later ON later.id = mine.id
+    LEFT JOIN earlier ON earlier.id = mine.id
 """
 
 # What a scope's lexicon has not seen: reviewed or created since, what came back from cold storage
@@ -190,6 +211,9 @@ class RecallStore:
                     r.base_weight,
                     bool(r.reviewed),
                     r.role,
+                    tuple(r.superseded_by),
+                    r.superseded_at,
+                    tuple(r.supersedes),
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }

@@ -26,6 +26,7 @@ from pipeline.core.review_records import (
     Point,
     ReviewInputs,
     ReviewWrite,
+    Statement,
 )
 from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, TOOL_ROLE, ToolCall, tool_call_of
 from pipeline.core.vectors import from_blob
@@ -61,7 +62,13 @@ class ReviewQueries(SqlStore):
             return _batch_episodes(conn, batch)
 
     def review_inputs(
-        self, batch: BatchInfo, *, memory_limit: int, cluster_limit: int, tool_call_limit: int = 20_000
+        self,
+        batch: BatchInfo,
+        *,
+        memory_limit: int,
+        cluster_limit: int,
+        tool_call_limit: int = 20_000,
+        statement_limit: int = 1000,
     ) -> ReviewInputs:
         """Everything a review reads before it writes, on one connection: the batch's episodes, the scope's
         kept memories (most recent `memory_limit`, for de-duplication) and, for a full review, what it
@@ -74,8 +81,14 @@ class ReviewQueries(SqlStore):
             episodes = _batch_episodes(conn, batch)
             exclude = [ep.id for ep in episodes]
             a, u = batch.agent_id, batch.user_id
+            statements, linked = _statements(conn, a, u, exclude, statement_limit)
             if batch.kind != "full":
-                return ReviewInputs(episodes, _scope_memories(conn, a, u, exclude, memory_limit))
+                return ReviewInputs(
+                    episodes,
+                    _scope_memories(conn, a, u, exclude, memory_limit),
+                    statements=statements,
+                    linked=linked,
+                )
             rows = conn.execute(
                 _SCOPE_EPISODES, {"a": a, "u": u, "exclude": exclude, "limit": memory_limit}
             ).all()
@@ -95,6 +108,8 @@ class ReviewQueries(SqlStore):
                 ),
                 _tool_calls(conn, a, u, tool_call_limit),
                 _open_tool_insights(conn, a, u),
+                statements,
+                linked,
             )
 
     def scope_memories(
@@ -143,7 +158,9 @@ class ReviewQueries(SqlStore):
                 return False, {}
             column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
             member_ids = list(s.scalars(select(e.c.id).where(column == batch.id)))
-            fact_counts = write_review(s, batch.agent_id, batch.user_id, member_ids, write, now)
+            fact_counts = write_review(
+                s, batch.agent_id, batch.user_id, member_ids, write, now, batch_id=batch.id
+            )
             # Each decision's UPDATE marked its episode reviewed; this marks the rest (decided by an earlier
             # light review). Marking all of them first wrote every row once more: a new version of a
             # ~2 KB row and its 8 index entries per episode.
@@ -232,6 +249,38 @@ def _scope_memories(
         .limit(limit)
     )
     return [Memory(r.id, r.ts, from_blob(r.embedding), r.content) for r in conn.execute(q)]
+
+
+# What update detection compares a batch with: the scope's kept statements of people and the assistant,
+# most recent first (a long turn's head: a value is stated in its first sentences).
+_STATEMENTS = text(
+    """
+    SELECT e.id, e.ts, e.role, e.metadata->>'speaker' AS speaker, left(e.content, 600) AS text
+    FROM episodes e
+    WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.role IN ('user', 'assistant')
+      AND NOT (e.id = ANY(:exclude))
+    ORDER BY e.ts DESC, e.id DESC
+    LIMIT :limit
+    """
+)
+_LINKED = text(
+    """
+    SELECT old_episode_id, new_episode_id FROM supersessions
+    WHERE old_episode_id = ANY(:ids) OR new_episode_id = ANY(:ids)
+    """
+)
+
+
+def _statements(
+    conn: Connection, agent_id: str, user_id: str, batch_ids: Sequence[int], limit: int
+) -> tuple[list[Statement], frozenset[tuple[int, int]]]:
+    params = {"a": agent_id, "u": user_id, "exclude": list(batch_ids), "limit": limit}
+    rows = conn.execute(_STATEMENTS, params).all() if limit > 0 else []
+    statements = [Statement(r.id, r.ts, r.role, r.speaker, r.text) for r in rows]
+    linked = frozenset(
+        (r.old_episode_id, r.new_episode_id) for r in conn.execute(_LINKED, {"ids": list(batch_ids)})
+    )
+    return statements, linked
 
 
 # A call record (issue 30) is evidence for tool insights, not a memory to fold turns into or cluster.

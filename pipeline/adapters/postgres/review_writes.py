@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import LargeBinary, bindparam, func, select, text, update
 from sqlalchemy.orm import Session
 
-from pipeline.adapters.postgres import fact_chains
+from pipeline.adapters.postgres import fact_chains, supersession_sql
 from pipeline.adapters.postgres.agent_insights_sql import refresh_agent_insights
 from pipeline.adapters.postgres.semantic_writes import Outbox, retire_superseded, write_memories
 from pipeline.adapters.postgres.tables import episodes
@@ -22,7 +22,14 @@ def scope_lock_key(agent_id: str, user_id: str) -> int:
 
 
 def write_review(
-    s: Session, agent_id: str, user_id: str, batch_ids: Sequence[int], write: ReviewWrite, now: datetime
+    s: Session,
+    agent_id: str,
+    user_id: str,
+    batch_ids: Sequence[int],
+    write: ReviewWrite,
+    now: datetime,
+    *,
+    batch_id: int | None = None,
 ) -> dict[str, int]:
     """Apply a review's decisions. Returns fact counts. Touched episodes are queued for the indexer."""
     e = episodes
@@ -52,7 +59,17 @@ def write_review(
     for loser, survivor in merges.items():
         _carry_over(s, loser, survivor)
         touched.add(survivor)
-    counts = fact_chains.apply_candidates(s, agent_id, user_id, write.facts, write.hints, now)
+    chain_links: list[fact_chains.ChainLink] = []
+    counts = fact_chains.apply_candidates(
+        s, agent_id, user_id, write.facts, write.hints, now, links=chain_links
+    )
+    counts |= supersession_sql.record(
+        s,
+        agent_id,
+        user_id,
+        [*write.supersessions, *supersession_sql.from_chains(s, agent_id, user_id, chain_links)],
+        batch_id=batch_id,
+    )
     outbox = Outbox()
     outbox.add(EPISODE, sorted(touched))
     counts |= write_memories(

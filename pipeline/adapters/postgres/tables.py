@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     func,
     text,
 )
@@ -219,6 +220,33 @@ class Fact(Base):
     )
 
 
+class Supersession(Base):
+    """A newer statement superseded an older one (issue 39): the old episode's validity ends at `valid_from`.
+    Undone links stay (undone_at set): the audit trail, and what keeps a review from linking them again."""
+
+    __tablename__ = "supersessions"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    agent_id: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(Text)
+    old_episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"))
+    new_episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"))
+    valid_from: Mapped[datetime] = mapped_column(TS)
+    detector: Mapped[str] = mapped_column(String(16))  # rules | fact_chain
+    reason: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default="{}")
+    batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    undone_at: Mapped[datetime | None] = mapped_column(TS)
+    undone_by: Mapped[str | None] = mapped_column(Text)
+    undo_reason: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        UniqueConstraint("old_episode_id", "new_episode_id", name="uq_supersessions_pair"),
+        Index("ix_supersessions_old_live", "old_episode_id", postgresql_where=text("undone_at IS NULL")),
+        Index("ix_supersessions_new", "new_episode_id"),
+        Index("ix_supersessions_scope", "agent_id", "user_id", "created_at"),
+    )
+
+
 class SemanticMemory(Base):
     """A durable statement folded from a cluster of episodes; versions chain through previous_id."""
 
@@ -376,4 +404,5 @@ semantic_members = cast(Table, SemanticMember.__table__)
 agent_insight_members = cast(Table, AgentInsightMember.__table__)
 index_outbox = cast(Table, IndexOutbox.__table__)
 memory_audit = cast(Table, MemoryAudit.__table__)
+supersessions = cast(Table, Supersession.__table__)
 api_keys = cast(Table, ApiKey.__table__)

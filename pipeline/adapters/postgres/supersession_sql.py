@@ -1,0 +1,219 @@
+"""Supersession links in PostgreSQL (issue 39): recorded by reviews, listed, undone by an operator.
+
+A link says that a newer statement superseded an older one: the old episode's validity ends at the link's
+`valid_from`. Nothing is deleted: recall demotes the old episode below its successor, `history` and
+`as_of` still reach it, and an operator's undo keeps the row (undone_at) so the next review does not link
+the pair again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
+from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
+from pipeline.adapters.postgres.fact_chains import ChainLink
+from pipeline.adapters.postgres.tables import episodes, memory_audit, supersessions
+from pipeline.core.errors import NotFound
+from pipeline.core.review_records import SupersessionWrite
+
+MAX_LIST = 1000
+
+
+def record(
+    s: Session,
+    agent_id: str,
+    user_id: str,
+    links: Sequence[SupersessionWrite],
+    *,
+    batch_id: int | None,
+) -> dict[str, int]:
+    """Insert new links (an existing or undone pair is left as it is). Returns {"supersessions_linked": n}."""
+    rows = [
+        {
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "old_episode_id": link.old,
+            "new_episode_id": link.new,
+            "valid_from": link.valid_from,
+            "detector": link.detector,
+            "reason": link.reason,
+            "batch_id": batch_id,
+        }
+        for link in {(x.old, x.new): x for x in links if x.old != x.new}.values()
+    ]
+    if not rows:
+        return {"supersessions_linked": 0}
+    inserted = s.execute(
+        pg_insert(supersessions)
+        .values(rows)
+        .on_conflict_do_nothing(constraint="uq_supersessions_pair")
+        .returning(supersessions.c.id)
+    ).all()
+    return {"supersessions_linked": len(inserted)}
+
+
+def from_chains(
+    s: Session, agent_id: str, user_id: str, links: Sequence[ChainLink]
+) -> list[SupersessionWrite]:
+    """The rule-table fact chains' closes and corrections as episode links: each turn that stated the old
+    value is superseded by each that stated the new one, as of the newer turn's time."""
+    wanted = sorted({t for link in links for t in (*link.old_turn_ids, *link.new_turn_ids)})
+    if not wanted:
+        return []
+    e = episodes
+    rows = s.execute(
+        e.select()
+        .with_only_columns(e.c.id, e.c.turn_id, e.c.ts)
+        .where(e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.turn_id.in_(wanted))
+    ).all()
+    by_turn = {r.turn_id: (r.id, r.ts) for r in rows}
+    out = []
+    for link in links:
+        for new_turn in link.new_turn_ids:
+            if new_turn not in by_turn:
+                continue
+            new_id, new_ts = by_turn[new_turn]
+            for old_turn in link.old_turn_ids:
+                if old_turn in by_turn and by_turn[old_turn][0] != new_id:
+                    out.append(
+                        SupersessionWrite(by_turn[old_turn][0], new_id, new_ts, link.reason, "fact_chain")
+                    )
+    return out
+
+
+_LIST = """
+    SELECT l.id, l.old_episode_id, l.new_episode_id, l.valid_from, l.detector, l.reason, l.batch_id,
+           l.created_at, l.undone_at, l.undone_by, l.undo_reason,
+           o.turn_id AS old_turn_id, left(o.content, 300) AS old_text, o.ts AS old_ts,
+           n.turn_id AS new_turn_id, left(n.content, 300) AS new_text, n.ts AS new_ts
+    FROM supersessions l
+    JOIN episodes o ON o.id = l.old_episode_id
+    JOIN episodes n ON n.id = l.new_episode_id
+    WHERE l.agent_id = :a AND l.user_id = :u
+      AND (:undone OR l.undone_at IS NULL)
+      AND (CAST(:episode AS bigint) IS NULL OR :episode IN (l.old_episode_id, l.new_episode_id))
+      AND (CAST(:batch AS bigint) IS NULL OR l.batch_id = :batch)
+    ORDER BY l.valid_from DESC, l.id DESC
+    LIMIT :limit
+"""
+
+
+def list_links(
+    conn: Connection,
+    agent_id: str,
+    user_id: str,
+    *,
+    include_undone: bool = True,
+    episode_id: int | None = None,
+    batch_id: int | None = None,
+    limit: int = 200,
+) -> list[dict[str, Any]]:
+    """The scope's links, newest first, with both statements' turn ids and the start of their texts."""
+    params = {
+        "a": agent_id,
+        "u": user_id,
+        "undone": include_undone,
+        "episode": episode_id,
+        "batch": batch_id,
+        "limit": limit,
+    }
+    return [_row(r) for r in conn.execute(text(_LIST), params)]
+
+
+def _row(r: Any) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "old": _side(r.old_episode_id, r.old_turn_id, r.old_text, r.old_ts),
+        "new": _side(r.new_episode_id, r.new_turn_id, r.new_text, r.new_ts),
+        "valid_from": r.valid_from.isoformat(),
+        "detector": r.detector,
+        "reason": r.reason,
+        "batch_id": r.batch_id,
+        "created_at": r.created_at.isoformat(),
+        "undone_at": r.undone_at.isoformat() if r.undone_at else None,
+        "undone_by": r.undone_by,
+        "undo_reason": r.undo_reason,
+    }
+
+
+def _side(episode_id: int, turn_id: str, text_: str, ts: datetime) -> dict[str, Any]:
+    return {"id": f"episode:{episode_id}", "turn_id": turn_id, "text": text_, "ts": ts.isoformat()}
+
+
+def undo(
+    s: Session, link_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+) -> dict[str, Any]:
+    """Undo one link of the scope: the old statement holds again, the row stays (and keeps the pair from
+    being linked again), and the memory audit log records who and why. Undoing twice changes nothing."""
+    t = supersessions
+    row = s.execute(
+        t.select()
+        .where(t.c.id == link_id, t.c.agent_id == agent_id, t.c.user_id == user_id)
+        .with_for_update()
+    ).first()
+    if row is None:
+        raise NotFound(f"supersession {link_id} not found in this scope")
+    if row.undone_at is None:
+        s.execute(
+            t.update().where(t.c.id == link_id).values(undone_at=now, undone_by=actor, undo_reason=reason)
+        )
+        s.execute(
+            memory_audit.insert().values(
+                at=now,
+                actor=actor,
+                reason=reason,
+                action="undo_supersede",
+                kind="episode",
+                ref_id=row.old_episode_id,
+                agent_id=agent_id,
+                user_id=user_id,
+                changes={"supersession": link_id, "superseded_by": row.new_episode_id},
+            )
+        )
+    return {
+        "id": link_id,
+        "old": f"episode:{row.old_episode_id}",
+        "new": f"episode:{row.new_episode_id}",
+        "undone_at": (row.undone_at or now).isoformat(),
+    }
+
+
+class SupersessionStore:
+    """The operator's side: list a scope's links, undo one (audited)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._sessions = make_sessionmaker(engine)
+
+    def list(
+        self,
+        agent_id: str,
+        user_id: str,
+        *,
+        include_undone: bool = True,
+        episode_id: int | None = None,
+        batch_id: int | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        with translate_errors(), self._engine.connect() as conn:
+            return list_links(
+                conn,
+                agent_id,
+                user_id,
+                include_undone=include_undone,
+                episode_id=episode_id,
+                batch_id=batch_id,
+                limit=max(1, min(limit, MAX_LIST)),
+            )
+
+    def undo(
+        self, link_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+    ) -> dict[str, Any]:
+        with translate_errors(), self._sessions.begin() as s:
+            return undo(s, link_id, agent_id=agent_id, user_id=user_id, actor=actor, reason=reason, now=now)

@@ -1,0 +1,316 @@
+"""What one turn claims, read by rules: the words of its subject, the values it states, and what kind of
+statement it is (a question, a plan, an aside about the past, a change). Pure: text in, a `Claim` out.
+
+Update detection (pipeline/review/updates.py) compares two claims. It needs no attribute table: a newer
+statement of the same subject whose value differs is an update whatever the attribute is, so the work here
+is telling the subject of a sentence from its value in English, Chinese and text that mixes the two:
+
+- values are what can change while the subject stays: numbers and amounts ("50k", "5万", "$1,200"), times
+  and days ("3pm", "周五"), proper names and identifiers ("Slack", "Postgres", "v2.3"), and the polarity of
+  the sentence ("no longer", "不再");
+- the subject is the content words left (English words stemmed, CJK as character bigrams);
+- the holder is whose the statement is: "my sister lives in Paris" is not about the speaker.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
+_CJK_CHAR = re.compile(f"[{CJK}]")
+# Latin words (with inner dots, commas, apostrophes, hyphens: "2.3", "50,000", "don't", "e-mail") or one CJK run.
+_TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:[.,'’\-][^\W_]+)*", re.UNICODE)
+TEXT_CHARS = 600  # what is read of a long turn: a statement of a value sits in its first sentences
+
+# -- kinds of statement ----------------------------------------------------------------------------------
+
+_QUESTION_START = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|have|has|what|which|who|whom|"
+    r"whose|when|where|why|how|any\s+chance|right)\b",
+    re.I,
+)
+_QUESTION_ZH = re.compile(
+    r"(?:吗|么|呢|是不是|对吧|对不对|有没有|要不要|能不能|多少|几[个点号]|什么|哪)[\s。.!！~～]*$"
+)
+# Plans, wishes and suppositions state no current value: "if we had 100k", "I might move to Berlin".
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|suppose|supposing|imagine|might|may\s+be\s+(?:going|able)|maybe\s+(?:one\s+day|someday)|"
+    r"someday|some\s+day|one\s+day|would\s+(?:love|like|be)|wish|hope\s+to|hoping\s+to|thinking\s+(?:of|about)|"
+    r"considering|plan(?:ning)?\s+to|could\s+(?:be|go|try|use)|in\s+case|what\s+if|dream)\b|"
+    r"如果|假如|要是|万一|也许|可能会|或许|打算|考虑|想要|希望|哪天|有一天|的话",
+    re.I,
+)
+# An assistant proposing a value ("you could raise it to 60k", "建议改成…") has not been told it.
+_SUGGESTION = re.compile(
+    r"\b(?:you\s+(?:could|might|may|should|can)|how\s+about|what\s+about|why\s+not|consider|i\s+(?:would|'d)\s+"
+    r"(?:suggest|recommend|go)|i\s+suggest|i\s+recommend|maybe|perhaps|one\s+option|an\s+option|alternatively"
+    r")\b|建议|可以考虑|不妨|要不|或者|试试",
+    re.I,
+)
+# History that leaves the present alone ("I used to live in Rome"), unless it also says what holds now.
+_PAST = re.compile(
+    r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|previously|formerly|"
+    r"in\s+the\s+past|once)\b|以前|之前|过去|小时候|当年|曾经|那时",
+    re.I,
+)
+# Says the value changed, or is the one holding now.
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|currently|anymore|any\s+more|no\s+longer|switch(?:ed|ing)?|chang(?:ed|ing)|"
+    r"mov(?:ed|ing)|updat(?:ed|ing)|bump(?:ed)?|rais(?:ed|ing)|lower(?:ed)?|increas(?:ed|ing)|"
+    r"decreas(?:ed|ing)|cut|went\s+(?:up|down)|go(?:ing)?\s+(?:up|down)|from\s+now\s+on|going\s+forward|"
+    r"instead|actually|replac(?:ed|ing)|new|latest|revised|became|become|turned|upgrad(?:ed|ing)|"
+    r"downgrad(?:ed|ing)|extend(?:ed)?|postpon(?:ed|ing)|push(?:ed)?\s+(?:back|out)|moved?\s+up|"
+    r"reschedul(?:ed|ing)|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gave\s+up|not\s+\S+\s+anymore|these\s+days|"
+    r"from\s+\S+\s+to|is\s+(?:now|going\s+to\s+be)|will\s+be|starting|effective)\b|"
+    r"现在|目前|如今|改成|改为|改到|改了|换成|换到|换了|变成|变为|变了|调整|调到|调成|以后|今后|往后|从今天|从现在|"
+    r"开始|不再|不用|不要再|已经不|提高|提到|降低|降到|涨到|涨了|降了|升级|搬到|搬去|搬家|推迟|延期|提前|最新|更新|"
+    r"新的|其实|改用|换用|取消|停了|戒了",
+    re.I,
+)
+# The sentence turns a habit, a liking or a yes into its opposite.
+_NEGATED_CHANGE = re.compile(
+    r"\b(?:no\s+longer|not\s+(?:\S+\s+){0,3}(?:anymore|any\s+more)|(?:don't|doesn't|do\s+not|won't|can't|"
+    r"didn't|isn't|aren't|never)\s+(?:\S+\s+){0,4}(?:anymore|any\s+more|again)|stopp(?:ed|ing)|quit|"
+    r"gave\s+up|dropp(?:ed|ing)|cancel(?:l)?ed|off\s+\S+\s+now|done\s+with|over\s+it|not\s+using)\b|"
+    r"不再|以后不|再也不|不用再|不要再|已经不|别再|停了|戒了|取消了|不.{0,6}了|没.{0,4}了",
+    re.I,
+)
+# Both hold: "I also like coffee", "她也住巴黎".
+_ADDITIVE = re.compile(
+    r"\b(?:also|too|as\s+well|both|another|in\s+addition|besides|plus)\b|也|还有|另外|都", re.I
+)
+# Verbs of relations that hold many values at once: liking tea does not stop liking coffee.
+_MULTI = re.compile(
+    r"\b(?:like[sd]?|love[sd]?|enjoy(?:s|ed)?|adore[sd]?|ha(?:ve|s|d)|own(?:s|ed)?|speak(?:s)?|play(?:s|ed)?|"
+    r"know(?:s)?|visit(?:ed|s)?|read(?:s)?|watch(?:es|ed)?|collect(?:s)?|follow(?:s)?|use[sd]?|"
+    r"fan\s+of|into)\b|喜欢|爱|有|会说|会|养了|养|收藏|关注|用",
+    re.I,
+)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Whose statement it is, when not the speaker's own: a relation or a third person.
+_HOLDER_WORDS = _words(
+    "sister brother mom mum mother dad father parent parents wife husband partner boyfriend "
+    "girlfriend son daughter kid kids child children boss manager friend colleague coworker roommate "
+    "neighbor neighbour cousin aunt uncle grandma grandpa grandmother grandfather team client "
+    "customer he she him his her hers they them their theirs"
+)
+_HOLDER_ZH = re.compile(
+    r"(?:姐姐|妹妹|哥哥|弟弟|妈妈|母亲|爸爸|父亲|父母|老婆|老公|妻子|丈夫|男朋友|女朋友|对象|儿子|女儿|孩子|老板|经理|领导|"
+    r"朋友|同事|室友|邻居|表哥|表姐|表妹|表弟|堂哥|堂姐|阿姨|叔叔|舅舅|奶奶|爷爷|外婆|外公|客户|他们|她们|他|她)"
+)
+
+_STOP = frozenset(
+    _words(
+        "a an the and or but so of to in on at for with from by about as into onto over under up down "
+        "out off is are was were be been being am do does did done have has had having will would shall "
+        "should can could may might must i me my mine we us our ours you your yours it its this that "
+        "these those there here what which who whom whose when where why how not no yes yeah yep ok okay "
+        "oh ah hey hi hello thanks thank please just really very also too still now then than more most "
+        "some any all every each other again ever never always already yet only even well lol haha hmm "
+        "btw fyi tbh im ive dont got get gets getting go going gone went say said tell told think "
+        "thought know let lets make made want wanted need needed like one thing things stuff way lot bit "
+        "much many anymore actually currently instead new latest switched switch changed change moved "
+        "move updated update noted sure right great cool nice sounds good got it will be is"
+    )
+) | frozenset(_HOLDER_WORDS)
+_STOP_ZH = frozenset("的了是我你我们在和也就都还吧呢吗啊呀哦嗯好个这那有把给被让到从对说")
+
+_MONTHS = _words(
+    "january february march april may june july august september october november december jan feb "
+    "mar apr jun jul aug sep sept oct nov dec"
+)
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
+_DAY_SET = frozenset(_DAYS.split())
+_MONTH_SET = frozenset(_MONTHS) - {"may"}  # "may" is far more often the verb
+_DAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天末]")
+_MULTIPLIER = {"k": 1e3, "m": 1e6, "mm": 1e6, "b": 1e9, "万": 1e4, "千": 1e3, "百": 1e2, "亿": 1e8}
+# A number with an optional multiplier and unit: "50k", "$1,200", "5万", "80,000元", "3.5", "15%".
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9.])[$€£¥]?\s?(\d+(?:[,，]\d{3})*(?:\.\d+)?)\s?(k|mm|m|b|万|千|百|亿)?(?![A-Za-z0-9]|[号日](?!元))",
+    re.I,
+)
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm)\b|\b(\d{1,2}):(\d{2})\b|(\d{1,2})点(?:半)?", re.I)
+_CAPITAL = re.compile(r"(?<![.!?。！？]\s)(?<!^)\b([A-Z][\w\-]*[A-Za-z0-9])")
+_IDENT = re.compile(r"\b[A-Za-z][A-Za-z\-]*\d[\w.\-]*\b")  # "v2", "Q3", "gpt-4", "py3.12" (not "50k")
+_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b|(\d{1,2})[号日](?!元)", re.I)  # "the 14th", "14号"
+_ZH_NUM = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
+_ZH_NUMBER = re.compile(
+    r"([一二两三四五六七八九十]+)\s?(万|千|百|个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
+)
+_QUOTED = re.compile(r"[\"“「『‘']([^\"”」』’']{1,40})[\"”」』’']")
+# Channels and the like, which people write in lower case: a value, never the subject.
+_COMMON_VALUES = frozenset(
+    _words(
+        "email e-mail slack teams discord telegram whatsapp wechat sms text phone call zoom meet jira "
+        "trello notion asana github gitlab postgres postgresql mysql sqlite mongodb redis python java go "
+        "rust typescript javascript kotlin swift aws gcp azure monday tuesday wednesday thursday friday "
+        "saturday sunday morning afternoon evening night weekly daily monthly biweekly remote hybrid "
+        "office tea coffee vegan vegetarian"
+    )
+)
+_COMMON_VALUES_ZH = re.compile(
+    r"飞书|钉钉|企业微信|微信|邮件|邮箱|短信|电话|QQ|早上|上午|中午|下午|晚上|每天|每周|每月|远程|线上|线下|咖啡|茶"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What one turn says, as update detection reads it."""
+
+    subject: frozenset[str]  # content words (stemmed) and CJK bigrams, values and markers left out
+    values: frozenset[str]  # typed values: "n:50000", "t:15:00", "d:friday", "p:slack", "q:..."
+    holders: frozenset[str]  # whose it is when not the speaker's: relations, third persons
+    question: bool
+    hypothetical: bool
+    suggestion: bool
+    past: bool  # tells of the past without saying what holds now
+    change: bool  # says something changed, or what holds now
+    negated_change: bool  # turns a habit, a liking or a yes off
+    additive: bool  # "also", "too", "也": adds a value beside the ones before
+    multi: bool  # a relation that holds many values at once (like, have, speak)
+    cjk: bool
+
+    @property
+    def asserts(self) -> bool:
+        """Whether it states something about the present at all."""
+        return not (self.question or self.hypothetical or self.past)
+
+
+@lru_cache(maxsize=8192)
+def claim(text: str) -> Claim:
+    """Read one turn. Cached: recall reads the same candidates query after query."""
+    body = text[:TEXT_CHARS]
+    stripped = body.strip()
+    lowered = stripped.casefold()
+    change = bool(_CHANGE.search(stripped))
+    values = _values(stripped)
+    return Claim(
+        subject=_subject(stripped, values),
+        values=frozenset(values),
+        holders=_holders(lowered, stripped),
+        question=_is_question(stripped),
+        hypothetical=bool(_HYPOTHETICAL.search(stripped)),
+        suggestion=bool(_SUGGESTION.search(stripped)),
+        past=bool(_PAST.search(stripped)) and not change,
+        change=change,
+        negated_change=bool(_NEGATED_CHANGE.search(stripped)),
+        additive=bool(_ADDITIVE.search(stripped)),
+        multi=bool(_MULTI.search(stripped)),
+        cjk=bool(_CJK_CHAR.search(stripped)),
+    )
+
+
+def _is_question(text: str) -> bool:
+    last = text.rstrip(" \t\n.!~～)")
+    if last.endswith(("?", "？")):
+        return True
+    first_sentence = re.split(r"[.!。！\n]", text, maxsplit=1)[0].strip()
+    if _QUESTION_ZH.search(first_sentence) and len(text) < 60:
+        return True
+    return bool(_QUESTION_START.match(first_sentence)) and len(first_sentence) < 80 and "?" in text
+
+
+def _values(text: str) -> set[str]:
+    return _clock_values(text) | _number_values(text) | _word_values(text)
+
+
+def _clock_values(text: str) -> set[str]:
+    out: set[str] = set()
+    for m in _CLOCK.finditer(text):
+        if m.group(3):
+            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "pm" else 0)
+            out.add(f"t:{hour}:{m.group(2) or '00'}")
+        elif m.group(4):
+            out.add(f"t:{int(m.group(4))}:{m.group(5)}")
+        else:
+            out.add(f"t:{int(m.group(6))}:zh")
+    return out
+
+
+def _number_values(text: str) -> set[str]:
+    out: set[str] = set()
+    clock_spans = [m.span() for m in _CLOCK.finditer(text)]
+    for m in _NUMBER.finditer(text):
+        if any(a <= m.start() < b for a, b in clock_spans):
+            continue  # "3:30" is a time, not the numbers 3 and 30
+        digits = m.group(1).replace(",", "").replace("，", "")
+        out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
+    for m in _ZH_NUMBER.finditer(text):
+        number = _zh_number(m.group(1))
+        if number is not None:
+            out.add(f"n:{number * _MULTIPLIER.get(m.group(2), 1.0):g}")
+    return out
+
+
+def _word_values(text: str) -> set[str]:
+    out: set[str] = set()
+    for m in _CAPITAL.finditer(text):
+        word = m.group(1).casefold()
+        if word not in _STOP and word not in _MONTH_SET and word not in _DAY_SET and word != "i":
+            out.add(f"p:{word}")
+    out.update(f"p:{m.group(0).casefold()}" for m in _IDENT.finditer(text))
+    out.update(f"q:{m.group(1).casefold().strip()}" for m in _QUOTED.finditer(text))
+    for word in _TOKEN.findall(text.casefold()):
+        if word in _DAY_SET or word in _MONTH_SET:
+            out.add(f"d:{word[:3]}")
+        elif word in _COMMON_VALUES:
+            out.add(f"p:{word}")
+    out.update(f"d:{m.group(0)[-1]}" for m in _DAY_ZH.finditer(text))
+    out.update(f"d:{int(m.group(1) or m.group(2))}" for m in _ORDINAL.finditer(text))
+    out.update(f"p:{m.group(0).casefold()}" for m in _COMMON_VALUES_ZH.finditer(text))
+    return out
+
+
+def _zh_number(text: str) -> float | None:
+    total, current = 0, 0
+    for ch in text:
+        n = _ZH_NUM.get(ch)
+        if n is None:
+            return None
+        if n == 10:
+            total += (current or 1) * 10
+            current = 0
+        else:
+            current = n
+    return float(total + current)
+
+
+def _holders(lowered: str, text: str) -> frozenset[str]:
+    words = set(_TOKEN.findall(lowered))
+    found = {w for w in _HOLDER_WORDS if w in words}
+    found.update(m.group(0) for m in _HOLDER_ZH.finditer(text))
+    # Pronouns name the same person in two ways; what matters is whether someone else is named at all.
+    return frozenset(found)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _subject(text: str, values: set[str]) -> frozenset[str]:
+    value_words = {v[2:] for v in values if v.startswith("p:")}
+    out: set[str] = set()
+    for token in _TOKEN.findall(text.casefold()):
+        if _CJK_CHAR.match(token):
+            chars = [c for c in token if c not in _STOP_ZH]
+            run = "".join(chars)
+            out.update(run[i : i + 2] for i in range(len(run) - 1))
+            continue
+        if token in _STOP or token in value_words or token in _DAY_SET or token in _MONTH_SET:
+            continue
+        if any(ch.isdigit() for ch in token) or len(token) < 3:
+            continue
+        out.add(_stem(token))
+    # A bigram that is a value's characters ("飞书") is the value, not the subject.
+    zh_values = [v[2:] for v in values if v.startswith("p:") and _CJK_CHAR.search(v)]
+    return frozenset(w for w in out if not any(w in v or v in w for v in zh_values))

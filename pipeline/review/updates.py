@@ -1,0 +1,203 @@
+"""Knowledge updates for any attribute (issue 39): which earlier statement a newer one supersedes. Pure.
+
+Two statements are an update when the newer one is said by the same person (or restates what an assistant
+echoed back), both state something about the present, they are about the same subject and whose it is,
+and the newer one changes exactly one thing: a value of one kind (a number, a time, a day, a name), the
+polarity ("no longer", "不再"), or one short slot of an otherwise shared sentence ("通知发到飞书" /
+"以后通知发钉钉"). A false link costs more than a missed one (the superseded statement is demoted), so
+every rule below is a reason *not* to link, and a pair is linked only when none applies:
+
+- a question, a plan or wish, an aside about the past: none of them states the present;
+- the assistant never supersedes: its suggestion ("you could raise it to 60k") is not the user's word, and
+  its echo ("Noted: 80,000") follows the user's turn, which is what supersedes;
+- another holder ("my sister lives in Paris" / "I live in Lyon"), another speaker in a group chat;
+- "also", "too", "也" add a value beside the old one; liking, having and speaking hold many values at once
+  (tea and coffee) unless the newer statement says it changed;
+- two kinds of value differ at once ("Atlas: 50k" / "Borealis: 80k"): another subject, not a new value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+from pipeline.core.review_records import Statement as Said
+from pipeline.core.review_records import SupersessionWrite as Supersession
+from pipeline.review.claims import Claim, claim
+
+USER_ROLES = frozenset({"user"})
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateParams:
+    min_shared: int = 1  # subject words (or CJK bigrams) both statements must share
+    min_overlap: float = 0.5  # shared subject / the smaller subject
+    slot_frame: float = 0.6  # a one-slot substitution: the shared frame's share of the shorter text
+    slot_max: int = 6  # the longest slot (words, or CJK characters) a substitution may change
+    candidates: int = 1000  # most recent statements of the scope a review compares its new ones with
+
+
+def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[str, Any] | None:
+    """Why `new` supersedes `old` (rule, shared subject, values), or None. Order matters: `new` is later."""
+    params = params or UpdateParams()
+    if new.ts <= old.ts or not _speakers_fit(old, new):
+        return None
+    o, n = claim(old.text), claim(new.text)
+    if not (o.asserts and n.asserts) or o.holders != n.holders:
+        return None
+    if n.suggestion or (n.additive and not n.change):
+        return None
+    shared = o.subject & n.subject
+    smaller = min(len(o.subject), len(n.subject))
+    if len(shared) < params.min_shared or not smaller or len(shared) / smaller < params.min_overlap:
+        return None
+    base = {"shared": sorted(shared)[:8]}
+    differ = _differing_kinds(o, n)
+    if len(differ) > 1:
+        return None  # two slots changed: another subject (another project's budget), not a new value
+    may_replace = n.change or not (o.multi or n.multi)
+    if differ and may_replace:
+        kind = differ[0]
+        return base | {
+            "rule": "value",
+            "kind": _KINDS[kind],
+            "old": sorted(v[2:] for v in o.values if v[0] == kind),
+            "new": sorted(v[2:] for v in n.values if v[0] == kind and v not in o.values),
+        }
+    if n.negated_change and not o.negated_change and not differ:
+        return base | {"rule": "negation"}
+    if not differ and may_replace and (slot := _one_slot(old.text, new.text, params)) is not None:
+        return base | {"rule": "slot", "old": slot[0], "new": slot[1]}
+    return None
+
+
+_KINDS = {"n": "number", "t": "time", "d": "date", "p": "name", "q": "quoted"}
+
+
+def _speakers_fit(old: Said, new: Said) -> bool:
+    if new.role not in USER_ROLES:
+        return False  # see the module docstring: the assistant never supersedes
+    if old.role == "assistant":
+        return True  # its echo of the older value goes with that value
+    if old.role not in USER_ROLES:
+        return False
+    return old.speaker == new.speaker
+
+
+def _differing_kinds(o: Claim, n: Claim) -> list[str]:
+    """Kinds of value both state, where the newer names one the older did not (a kind only the newer states
+    is a detail it adds, not a change)."""
+    out = []
+    for kind in _KINDS:
+        ov = {v for v in o.values if v[0] == kind}
+        nv = {v for v in n.values if v[0] == kind}
+        if ov and nv and nv - ov:
+            out.append(kind)
+    return out
+
+
+def _units(text: str) -> list[str]:
+    """Words, each CJK character a unit of its own, for the slot diff."""
+    out: list[str] = []
+    for token in _SPLIT.findall(text.casefold()):
+        out.extend(token if _is_cjk(token[0]) else [token])
+    return [u for u in out if u not in _FILLER]
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff"
+
+
+def _one_slot(old: str, new: str, params: UpdateParams) -> tuple[str, str] | None:
+    """The one short slot in which two otherwise equal sentences differ, or None."""
+    a, b = _units(old[:300]), _units(new[:300])
+    if not a or not b:
+        return None
+    matcher = SequenceMatcher(a=a, b=b, autojunk=False)
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    replaced = [op for op in changed if op[0] == "replace"]
+    if len(replaced) != 1 or len(changed) > 2:
+        return None
+    _, i1, i2, j1, j2 = replaced[0]
+    if i2 - i1 > params.slot_max or j2 - j1 > params.slot_max:
+        return None
+    frame = sum(size for *_, size in matcher.get_matching_blocks())
+    if frame < params.slot_frame * min(len(a), len(b)):
+        return None
+    join = "" if all(_is_cjk(u[0]) for u in a[i1:i2] + b[j1:j2]) else " "
+    return join.join(a[i1:i2]), join.join(b[j1:j2])
+
+
+_SPLIT = re.compile(r"[\u3400-\u9fff]+|[^\W_]+(?:[.,'’\-][^\W_]+)*", re.UNICODE)
+# Words a change adds around the same sentence ("now", "以后", "actually") are not the slot.
+_FILLER = frozenset(
+    [
+        "now",
+        "actually",
+        "currently",
+        "anymore",
+        "instead",
+        "from",
+        "on",
+        "going",
+        "forward",
+        "these",
+        "days",
+        "so",
+        "ok",
+        "okay",
+        "oh",
+        "well",
+        "btw",
+        "update",
+        "just",
+        "still",
+        "现",
+        "在",
+        "以",
+        "后",
+        "其",
+        "实",
+        "了",
+        "啦",
+        "吧",
+        "呢",
+        "哦",
+        "嗯",
+    ]
+)
+
+
+def detect(
+    new: Sequence[Said],
+    earlier: Sequence[Said],
+    *,
+    refused: Iterable[tuple[int, int]] = (),
+    params: UpdateParams | None = None,
+) -> list[Supersession]:
+    """Supersessions among `new` (this review's statements) and between them and `earlier` (the scope's
+    statements reviewed before), in both directions: a batch reviewed late may hold the older statement.
+    `refused`: (old, new) pairs an operator undid, and those already linked; never linked again."""
+    params = params or UpdateParams()
+    skip = set(refused)
+    pool = {s.id: s for s in [*earlier, *new]}
+    by_word: dict[str, list[int]] = {}
+    for s in pool.values():
+        for word in claim(s.text).subject:
+            by_word.setdefault(word, []).append(s.id)
+    out: dict[tuple[int, int], Supersession] = {}
+    for s in new:
+        partners = {i for w in claim(s.text).subject for i in by_word.get(w, ()) if i != s.id}
+        for other_id in partners:
+            other = pool[other_id]
+            old, newer = (other, s) if (other.ts, other.id) < (s.ts, s.id) else (s, other)
+            key = (old.id, newer.id)
+            if key in out or key in skip:
+                continue
+            why = verdict(old, newer, params)
+            if why is not None:
+                out[key] = Supersession(old.id, newer.id, newer.ts, why)
+    return sorted(out.values(), key=lambda x: (x.valid_from, x.old, x.new))
