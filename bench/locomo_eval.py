@@ -75,28 +75,27 @@ class Env:
     settings: Settings
 
 
-def evaluate(
-    settings: Settings,
-    qdrant_path: Path,
-    questions: Sequence[Question],
-    half_of: dict[str, str],
-    variants: Sequence[str],
-    console: Console,
-) -> list[Table]:
-    from fastapi.testclient import TestClient
+@dataclass
+class RecallEnv:
+    """The recall use case's parts over a bench database and its Qdrant folder, as the API holds them."""
 
+    deps: Any
+    repo: Any
+    store: Any
+    index: Any
+    close: Any
+
+
+def recall_env(settings: Settings, qdrant_path: Path) -> RecallEnv:
     from pipeline.adapters.embedder import make_embedder
-    from pipeline.adapters.lexicon_cache import Lexicon
     from pipeline.adapters.postgres.engine import make_engine
     from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
     from pipeline.adapters.postgres.recall_sql import RecallStore
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.qdrant_edge import EdgeVectorIndex
     from pipeline.adapters.redis_stream import TurnStream, connect
-    from pipeline.api.app import ApiDeps, create_app
-    from pipeline.recall.hybrid import recall
+    from pipeline.api.app import ApiDeps
 
-    check_variants(variants)
     engine = make_engine(settings.db_url, pool_size=4)
     repo = Repository(engine)
     store = RecallStore(engine)
@@ -120,6 +119,33 @@ def evaluate(
         forgetting=ForgettingStore(engine),
         recall_store=store,
     )
+
+    def close() -> None:
+        index.close()
+        redis.close()
+        engine.dispose()
+
+    return RecallEnv(deps, repo, store, index, close)
+
+
+def evaluate(
+    settings: Settings,
+    qdrant_path: Path,
+    questions: Sequence[Question],
+    half_of: dict[str, str],
+    variants: Sequence[str],
+    console: Console,
+) -> list[Table]:
+    from fastapi.testclient import TestClient
+
+    from pipeline.adapters.lexicon_cache import Lexicon
+    from pipeline.api.app import create_app
+    from pipeline.recall.hybrid import recall
+
+    check_variants(variants)
+    env = recall_env(settings, qdrant_path)
+    deps, repo, store, index = env.deps, env.repo, env.store, env.index
+    embedder = deps.embedder
     # Each question's vector once: every ranker below embeds the same query text.
     cache: dict[str, Any] = {}
     real_embed = embedder.embed
@@ -132,7 +158,7 @@ def evaluate(
             cache[texts[0]] = out
         return out
 
-    embedder.embed = embed  # type: ignore[method-assign]
+    embedder.embed = embed
     texts = list(dict.fromkeys(q.text for q in questions))
     for text, vector in zip(texts, real_embed(texts), strict=True):
         cache[text] = vector[None, :]
@@ -184,7 +210,5 @@ def evaluate(
             tables.append(score("**hybrid recall (API)**", questions, via_api, half_of))
             console.print(f"  hybrid via the API: {time.perf_counter() - t0:.0f} s", highlight=False)
     finally:
-        index.close()
-        redis.close()
-        engine.dispose()
+        env.close()
     return tables

@@ -31,6 +31,29 @@ _QUESTION_START = re.compile(
     r"whose|when|where|why|how|any\s+chance|right)\b",
     re.I,
 )
+# Asking the assistant for something states nothing about the present: "could you output the whole file",
+# "I need a runbook for the Redis migration", "show me", "帮我".
+_REQUEST = re.compile(
+    r"^(?:please\b|pls\b|help\s+me\b|(?:show|give|tell|write|explain|make|generate|fix|output|create|draft|"
+    r"summari[sz]e|translate|list|check|review|add|remove|rewrite|refactor)\s+(?:me|us|a|an|the|my|our|this|"
+    r"that|it)\b)|\bi\s+(?:need|want|would\s+like)\s+(?:a|an|some|help|you|to\s+know)\b|^(?:帮我|请|麻烦|给我)",
+    re.I,
+)
+# "Thanks, Gina!", "Wow, Dave", "Glad it helped, Melanie!": a name the speaker addresses is not a value.
+_VOCATIVE = re.compile(
+    r"\b(?i:hi|hey|hello|thanks|thank\s+you|thx|ty|wow|sure(?:\s+thing)?|go|ok|okay|yes|yeah|yep|sorry|bye|"
+    r"congrats|congratulations|dear|morning|night|haha|lol|oh|aw+|hiya|yo|cheers|love\s+you|miss\s+you)"
+    r"[\s,!.]+[A-Z][\w'-]*|,\s*[A-Z][\w'-]*\s*(?=[!.?]|$)",
+)
+# Where a turn changes subject: sentence ends, dashes, semicolons, brackets, "oh and", "btw".
+_CLAUSE = re.compile(
+    r"(?<=[.!?。！？;；])\s+|\s+[—–-]{1,2}\s+|[()（）\n]|\b(?:oh\s+and|btw|anyway|also)\b", re.I
+)
+# "Mei: the blue one": a chat export names its speaker at the start of the turn.
+SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?:\s[A-Z][\w.'-]*)?)\s?:\s+")
+# A state said with a copula ("the budget is 80k", "通知发到钉钉", "manager: Priya") can hold one value at a
+# time; an event ("made a burrito and it was mid") or a list cannot be replaced by its like.
+_COPULA = re.compile(r"\b(?:is|are|'s|=|will\s+be|set\s+to|now)\b|[:：=]|是|为|叫|在|到|改|换|定", re.I)
 _QUESTION_ZH = re.compile(
     r"(?:吗|么|呢|是不是|对吧|对不对|有没有|要不要|能不能|多少|几[个点号]|什么|哪)[\s。.!！~～]*$"
 )
@@ -57,22 +80,23 @@ _PAST = re.compile(
 )
 # Says the value changed, or is the one holding now.
 _CHANGE = re.compile(
-    r"\b(?:now|nowadays|currently|anymore|any\s+more|no\s+longer|switch(?:ed|ing)?|chang(?:ed|ing)|"
+    r"\b(?:now|anymore|any\s+more|no\s+longer|switch(?:ed|ing)?|chang(?:ed|ing)|"
     r"mov(?:ed|ing)|updat(?:ed|ing)|bump(?:ed)?|rais(?:ed|ing)|lower(?:ed)?|increas(?:ed|ing)|"
     r"decreas(?:ed|ing)|cut|went\s+(?:up|down)|go(?:ing)?\s+(?:up|down)|from\s+now\s+on|going\s+forward|"
-    r"instead|actually|replac(?:ed|ing)|new|latest|revised|became|become|turned|upgrad(?:ed|ing)|"
+    r"instead|replac(?:ed|ing)|revised|became|become|turned|upgrad(?:ed|ing)|"
     r"downgrad(?:ed|ing)|extend(?:ed)?|postpon(?:ed|ing)|push(?:ed)?\s+(?:back|out)|moved?\s+up|"
-    r"reschedul(?:ed|ing)|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gave\s+up|not\s+\S+\s+anymore|these\s+days|"
+    r"reschedul(?:ed|ing)|dropp(?:ed|ing)|stopp(?:ed|ing)|gave\s+up|not\s+\S+\s+anymore|"
     r"from\s+\S+\s+to|is\s+(?:now|going\s+to\s+be)|will\s+be|starting|effective)\b|"
-    r"现在|目前|如今|改成|改为|改到|改了|换成|换到|换了|变成|变为|变了|调整|调到|调成|以后|今后|往后|从今天|从现在|"
-    r"开始|不再|不用|不要再|已经不|提高|提到|降低|降到|涨到|涨了|降了|升级|搬到|搬去|搬家|推迟|延期|提前|最新|更新|"
-    r"新的|其实|改用|换用|取消|停了|戒了",
+    r"现在|如今|改成|改为|改到|改了|换成|换到|换了|变成|变为|变了|调整|调到|调成|以后|今后|往后|从今天|从现在|"
+    r"不再|不用|不要再|已经不|提高|提到|降低|降到|涨到|涨了|降了|升级|搬到|搬去|搬家|推迟|延期|提前|更新|"
+    r"改用|换用|取消|停了|戒了",
     re.I,
 )
 # The sentence turns a habit, a liking or a yes into its opposite.
 _NEGATED_CHANGE = re.compile(
     r"\b(?:no\s+longer|not\s+(?:\S+\s+){0,3}(?:anymore|any\s+more)|(?:don't|doesn't|do\s+not|won't|can't|"
-    r"didn't|isn't|aren't|never)\s+(?:\S+\s+){0,4}(?:anymore|any\s+more|again)|stopp(?:ed|ing)|quit|"
+    r"didn't|isn't|aren't|never)\s+(?:\S+\s+){0,4}(?:anymore|any\s+more|again)|stopp(?:ed|ing)|"
+    r"(?<!won't\s)(?<!not\s)(?<!never\s)(?<!n't\s)quit|"
     r"gave\s+up|dropp(?:ed|ing)|cancel(?:l)?ed|off\s+\S+\s+now|done\s+with|over\s+it|not\s+using)\b|"
     r"不再|以后不|再也不|不用再|不要再|已经不|别再|停了|戒了|取消了|不.{0,6}了|没.{0,4}了",
     re.I,
@@ -117,10 +141,21 @@ _STOP = frozenset(
         "btw fyi tbh im ive dont got get gets getting go going gone went say said tell told think "
         "thought know let lets make made want wanted need needed like one thing things stuff way lot bit "
         "much many anymore actually currently instead new latest switched switch changed change moved "
-        "move updated update noted sure right great cool nice sounds good got it will be is"
+        "move updated update noted sure right great cool nice sounds good got it will be is longer "
+        "bucks buck dollars dollar euros euro yuan rmb usd eur gbp pounds cents percent minutes mins "
+        "minute hours hour hrs"
     )
 ) | frozenset(_HOLDER_WORDS)
-_STOP_ZH = frozenset("的了是我你我们在和也就都还吧呢吗啊呀哦嗯好个这那有把给被让到从对说")
+_STOP_ZH = frozenset("的了是我你我们在和也就都还吧呢吗啊呀哦嗯好个这那有把给被让到从对说哈嘿嘻呵啦哇")
+# Chat filler that two unrelated turns share ("take care, talk soon", "今天"): never a subject on its own.
+_FILLER_SUBJECT = frozenset(
+    _words(
+        "gonna wanna gotta i'm it's that's can't don't won't didn't isn't wait thanks take care talk soon see "
+        "later keep wow awesome look looks great glad help hard good bad fun cool love hope feel feeling today "
+        "tonight tomorrow yesterday week day time lol omg haha hahaha yay ugh sure true real pretty kind sort "
+        "today's tho though"
+    )
+) | frozenset({"今天", "明天", "昨天", "哈哈", "晚安", "早安", "没事", "好的"})
 
 _MONTHS = _words(
     "january february march april may june july august september october november december jan feb "
@@ -144,19 +179,19 @@ _ZH_NUM = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5,
 _ZH_NUMBER = re.compile(
     r"([一二两三四五六七八九十]+)\s?(万|千|百|个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
 )
-_QUOTED = re.compile(r"[\"“「『‘']([^\"”」』’']{1,40})[\"”」』’']")
+_QUOTED = re.compile(r"[\"“「『]([^\"”」』]{1,40})[\"”」』]")
 # Channels and the like, which people write in lower case: a value, never the subject.
 _COMMON_VALUES = frozenset(
     _words(
-        "email e-mail slack teams discord telegram whatsapp wechat sms text phone call zoom meet jira "
+        "email e-mail slack teams discord telegram whatsapp wechat sms phone zoom jira "
         "trello notion asana github gitlab postgres postgresql mysql sqlite mongodb redis python java go "
         "rust typescript javascript kotlin swift aws gcp azure monday tuesday wednesday thursday friday "
-        "saturday sunday morning afternoon evening night weekly daily monthly biweekly remote hybrid "
+        "saturday sunday weekly daily monthly biweekly remote hybrid "
         "office tea coffee vegan vegetarian"
     )
 )
 _COMMON_VALUES_ZH = re.compile(
-    r"飞书|钉钉|企业微信|微信|邮件|邮箱|短信|电话|QQ|早上|上午|中午|下午|晚上|每天|每周|每月|远程|线上|线下|咖啡|茶"
+    r"飞书|钉钉|企业微信|微信|邮件|邮箱|短信|电话|QQ|每天|每周|每月|远程|线上|线下|咖啡|茶"
 )
 
 
@@ -176,6 +211,10 @@ class Claim:
     additive: bool  # "also", "too", "也": adds a value beside the ones before
     multi: bool  # a relation that holds many values at once (like, have, speak)
     cjk: bool
+    copula: bool  # said as a state that holds one value ("is", ":", "是"), not an event
+    # (subject, values) per clause: a value counts only beside the subject it is said of ("page 500 is slow
+    # — oh and I spent 20 minutes chasing the rabbit" does not change 500 to 20).
+    clauses: tuple[tuple[frozenset[str], frozenset[str], bool], ...] = ()  # (subject, values, negated)
 
     @property
     def asserts(self) -> bool:
@@ -186,16 +225,22 @@ class Claim:
 @lru_cache(maxsize=8192)
 def claim(text: str) -> Claim:
     """Read one turn. Cached: recall reads the same candidates query after query."""
-    body = text[:TEXT_CHARS]
-    stripped = body.strip()
+    stripped = SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1).strip()
     lowered = stripped.casefold()
     change = bool(_CHANGE.search(stripped))
-    values = _values(stripped)
+    plain = _VOCATIVE.sub(" ", stripped)
+    values = _values(plain)
+    clauses = tuple(
+        (_subject(c, v), frozenset(v), bool(_NEGATED_CHANGE.search(c)))
+        for c in _CLAUSE.split(plain)
+        if c.strip()
+        for v in [_values(c)]
+    )
     return Claim(
-        subject=_subject(stripped, values),
+        subject=_subject(plain, values),
         values=frozenset(values),
         holders=_holders(lowered, stripped),
-        question=_is_question(stripped),
+        question=_is_question(stripped) or bool(_REQUEST.search(stripped)),
         hypothetical=bool(_HYPOTHETICAL.search(stripped)),
         suggestion=bool(_SUGGESTION.search(stripped)),
         past=bool(_PAST.search(stripped)) and not change,
@@ -204,6 +249,8 @@ def claim(text: str) -> Claim:
         additive=bool(_ADDITIVE.search(stripped)),
         multi=bool(_MULTI.search(stripped)),
         cjk=bool(_CJK_CHAR.search(stripped)),
+        copula=bool(_COPULA.search(stripped)),
+        clauses=clauses,
     )
 
 
@@ -211,10 +258,12 @@ def _is_question(text: str) -> bool:
     last = text.rstrip(" \t\n.!~～)")
     if last.endswith(("?", "？")):
         return True
-    first_sentence = re.split(r"[.!。！\n]", text, maxsplit=1)[0].strip()
+    first_sentence = re.split(r"(?<=[.!?。！？])\s*|\n", text, maxsplit=1)[0].strip()
+    if first_sentence.endswith(("?", "？")):
+        return True
     if _QUESTION_ZH.search(first_sentence) and len(text) < 60:
         return True
-    return bool(_QUESTION_START.match(first_sentence)) and len(first_sentence) < 80 and "?" in text
+    return bool(_QUESTION_START.match(first_sentence)) and len(first_sentence) < 160
 
 
 def _values(text: str) -> set[str]:
@@ -291,7 +340,10 @@ def _holders(lowered: str, text: str) -> frozenset[str]:
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
+    """A crude English stem, the same for "mornings", "morning" and "morned": plural, then -ing / -ed."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-2] if word.endswith("ies") else word[:-1]
+    for suffix in ("ing", "ed"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
@@ -299,14 +351,18 @@ def _stem(word: str) -> str:
 
 def _subject(text: str, values: set[str]) -> frozenset[str]:
     value_words = {v[2:] for v in values if v.startswith("p:")}
+    for pattern in (_CLOCK, _ORDINAL, _NUMBER, _ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH):
+        text = pattern.sub(" ", text)  # a value's characters are not the subject ("周二", "5万")
     out: set[str] = set()
     for token in _TOKEN.findall(text.casefold()):
         if _CJK_CHAR.match(token):
             chars = [c for c in token if c not in _STOP_ZH]
             run = "".join(chars)
-            out.update(run[i : i + 2] for i in range(len(run) - 1))
+            out.update(b for i in range(len(run) - 1) if (b := run[i : i + 2]) not in _FILLER_SUBJECT)
             continue
-        if token in _STOP or token in value_words or token in _DAY_SET or token in _MONTH_SET:
+        if token in _STOP or token in _FILLER_SUBJECT or token in value_words or token in _DAY_SET:
+            continue
+        if token in _MONTH_SET:
             continue
         if any(ch.isdigit() for ch in token) or len(token) < 3:
             continue

@@ -26,14 +26,14 @@ from typing import Any
 
 from pipeline.core.review_records import Statement as Said
 from pipeline.core.review_records import SupersessionWrite as Supersession
-from pipeline.review.claims import Claim, claim
+from pipeline.review.claims import SPEAKER_PREFIX, Claim, claim
 
 USER_ROLES = frozenset({"user"})
 
 
 @dataclass(frozen=True, slots=True)
 class UpdateParams:
-    min_shared: int = 1  # subject words (or CJK bigrams) both statements must share
+    min_shared: int = 2  # subject words (or CJK bigrams) both statements must share
     min_overlap: float = 0.5  # shared subject / the smaller subject
     slot_frame: float = 0.6  # a one-slot substitution: the shared frame's share of the shorter text
     slot_max: int = 6  # the longest slot (words, or CJK characters) a substitution may change
@@ -52,24 +52,33 @@ def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[st
         return None
     shared = o.subject & n.subject
     smaller = min(len(o.subject), len(n.subject))
-    if len(shared) < params.min_shared or not smaller or len(shared) / smaller < params.min_overlap:
+    if not smaller or len(shared) / smaller < params.min_overlap:
+        return None
+    if len(shared) < params.min_shared and not _short_numeric(o, n, shared):
         return None
     base = {"shared": sorted(shared)[:8]}
-    differ = _differing_kinds(o, n)
+    o_values, n_values = _near(o, shared), _near(n, shared)
+    differ = _differing_kinds(o_values, n_values)
     if len(differ) > 1:
         return None  # two slots changed: another subject (another project's budget), not a new value
     may_replace = n.change or not (o.multi or n.multi)
+    # A name is the value that most often differs between two true statements ("a runbook for Redis" /
+    # "for Postgres"): it replaces another only when the newer one says so, or both state one value.
+    if differ == ["p"] and not (n.change or (o.copula and n.copula)):
+        return None
     if differ and may_replace:
         kind = differ[0]
         return base | {
             "rule": "value",
             "kind": _KINDS[kind],
-            "old": sorted(v[2:] for v in o.values if v[0] == kind),
-            "new": sorted(v[2:] for v in n.values if v[0] == kind and v not in o.values),
+            "old": sorted(v[2:] for v in o_values if v[0] == kind),
+            "new": sorted(v[2:] for v in n_values if v[0] == kind and v not in o_values),
         }
-    if n.negated_change and not o.negated_change and not differ:
+    if not o.negated_change and not differ and _negates(n, shared, params.min_shared):
         return base | {"rule": "negation"}
-    if not differ and may_replace and (slot := _one_slot(old.text, new.text, params)) is not None:
+    # A one-slot edit without a word of change is as often a typo fixed or a like event ("made ramen" /
+    # "made a burrito"): only the newer statement saying it changed makes it an update.
+    if not differ and n.change and (slot := _one_slot(old.text, new.text, params)) is not None:
         return base | {"rule": "slot", "old": slot[0], "new": slot[1]}
     return None
 
@@ -77,23 +86,58 @@ def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[st
 _KINDS = {"n": "number", "t": "time", "d": "date", "p": "name", "q": "quoted"}
 
 
+ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
+
+
 def _speakers_fit(old: Said, new: Said) -> bool:
     if new.role not in USER_ROLES:
         return False  # see the module docstring: the assistant never supersedes
     if old.role == "assistant":
-        return True  # its echo of the older value goes with that value
+        return len(old.text) <= ECHO_CHARS  # its echo of the older value goes with that value
     if old.role not in USER_ROLES:
         return False
-    return old.speaker == new.speaker
+    return _speaker(old) == _speaker(new)
 
 
-def _differing_kinds(o: Claim, n: Claim) -> list[str]:
+def _speaker(s: Said) -> str | None:
+    """Who said it: the service's name for them, else a chat export's "Name: " prefix."""
+    if s.speaker:
+        return s.speaker
+    prefix = SPEAKER_PREFIX.match(s.text)
+    return prefix.group(1) if prefix else None
+
+
+def _short_numeric(o: Claim, n: Claim, shared: frozenset[str]) -> bool:
+    """One shared word is enough for two short statements of a number, time or date ("The Atlas budget is
+    50k" / "We bumped the Atlas budget to 80k"): the value kind is the rest of the evidence."""
+    if len(shared) != 1 or len(o.subject) > 2 or len(n.subject) > 2:
+        return False
+    kinds = {v[0] for v in o.values} & {v[0] for v in n.values}
+    return bool(kinds & {"n", "t", "d"})
+
+
+def _negates(n: Claim, shared: frozenset[str], min_shared: int) -> bool:
+    """The newer statement turns the shared subject off in the clause that speaks of it ("I no longer run in
+    the mornings"), not in an aside ("...; last week I dropped off that stuff")."""
+    if len(n.clauses) <= 1:
+        return n.negated_change and len(shared) >= min_shared
+    return any(negated and len(subject & shared) >= min_shared for subject, _, negated in n.clauses)
+
+
+def _near(c: Claim, shared: frozenset[str]) -> frozenset[str]:
+    """The values of the clauses that speak of the shared subject (all of them for a one-clause turn)."""
+    if len(c.clauses) <= 1:
+        return c.values
+    return frozenset(v for subject, values, _ in c.clauses if subject & shared for v in values)
+
+
+def _differing_kinds(o: frozenset[str], n: frozenset[str]) -> list[str]:
     """Kinds of value both state, where the newer names one the older did not (a kind only the newer states
     is a detail it adds, not a change)."""
     out = []
     for kind in _KINDS:
-        ov = {v for v in o.values if v[0] == kind}
-        nv = {v for v in n.values if v[0] == kind}
+        ov = {v for v in o if v[0] == kind}
+        nv = {v for v in n if v[0] == kind}
         if ov and nv and nv - ov:
             out.append(kind)
     return out

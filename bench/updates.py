@@ -1,0 +1,372 @@
+"""`hindsight bench updates` (issue 39): does the newer statement come back first, and are look-alikes left alone?
+
+The labelled set (bench/sets/updates.py, bench/data/sets/updates.json.gz) holds update pairs (an older and a
+newer statement of the same subject with another value) and look-alike pairs (two statements that are both
+true: another holder, another project, a question, an assistant's suggestion, tea *and* coffee), in
+conversations of their own with filler around them, English, Chinese and mixed, user↔assistant and friends.
+Every conversation goes through the real pipeline (scheduler, Celery worker, indexer) into a disposable
+database; then each pair's question is asked of recall:
+
+- current-first: the first hit holding a newer statement ranks above the first holding an older one (an
+  older one not returned at all counts as current-first, a newer one not returned does not);
+- current top-1: the first hit holds the newer statement;
+- false supersessions: look-alike pairs review linked (either way round), over all look-alike pairs;
+- linked: update pairs review linked, over all update pairs (what the recall-time rules did not need to do).
+
+Beside the product, on the same turns and questions: BM25 alone; the product without update detection (its
+links ignored, no recall-time rules: `RecallTuning.updates` off); and the naive reorder that puts the later of
+two look-alike hits (cosine >= 0.8) first. The dev half is what the rules were written against; the test
+half was not read while writing them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from sqlalchemy import text
+
+from bench.locomo import AGENT, bm25_floor, prepare
+from bench.locomo_data import LocomoTurn, Question
+from bench.report import machine, write_section
+from bench.review import CACHE_DIR, check_disposable
+from bench.sets.common import SETS_DIR
+from pipeline.core.config import Settings
+from pipeline.recall.hybrid import DEFAULT_TUNING, recall
+
+PATH = SETS_DIR / "updates.json.gz"
+DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates"
+REDIS_URL = "redis://127.0.0.1:6379/2"
+K = 10
+LOOKALIKE_COSINE = 0.8  # the naive reorder's "look-alike": two hits this close
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    pair_id: str
+    conversation: str
+    split: str
+    label: str  # update | lookalike
+    lang: str
+    shape: str
+    kind: str  # value_kind for updates, lookalike_kind for look-alikes
+    rule_table: bool
+    old: frozenset[str]  # bench turn ids
+    new: frozenset[str]
+    question: str
+    evidence: frozenset[str]
+
+
+@dataclass
+class Counts:
+    n: int = 0
+    current_first: int = 0
+    top1: int = 0
+    linked: int = 0
+
+    def add(self, other: Counts) -> None:
+        self.n += other.n
+        self.current_first += other.current_first
+        self.top1 += other.top1
+        self.linked += other.linked
+
+
+@dataclass
+class Result:
+    rows: dict[str, dict[str, Counts]] = field(default_factory=dict)  # ranker -> group -> counts
+    false_links: dict[str, list[int]] = field(default_factory=dict)  # half -> [linked, look-alike pairs]
+    lookalike_both: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # ranker -> half -> [ok, n]
+    stray_links: int = 0  # links between turns of no labelled pair
+    samples: list[str] = field(default_factory=list)
+    ingest_s: float = 0.0
+    turns: int = 0
+    conversations: int = 0
+
+
+def load(path: Path = PATH) -> tuple[bytes, list[dict[str, Any]]]:
+    raw = path.read_bytes()
+    return raw, json.loads(gzip.decompress(raw))
+
+
+def to_turns(conversations: Sequence[dict[str, Any]]) -> tuple[list[LocomoTurn], dict[str, str]]:
+    """The set's turns as the LoCoMo-shaped turns the ingest takes, and set turn id -> bench turn id."""
+    turns: list[LocomoTurn] = []
+    ids: dict[str, str] = {}
+    for conv in conversations:
+        sessions: dict[str, int] = {}
+        counts: dict[int, int] = {}
+        for t in conv["turns"]:
+            session = sessions.setdefault(t["session_id"], len(sessions) + 1)
+            counts[session] = counts.get(session, 0) + 1
+            turn = LocomoTurn(
+                conversation=conv["conversation_id"],
+                dia_id=f"D{session}:{counts[session]}",
+                session=session,
+                speaker=t["speaker"],
+                text=t["content"],
+                caption=None,
+                ts=datetime.fromisoformat(t["ts"]),
+                role=t["role"],
+            )
+            turns.append(turn)
+            ids[t["turn_id"]] = turn.turn_id
+    return turns, ids
+
+
+def pairs_of(conversations: Sequence[dict[str, Any]], ids: dict[str, str]) -> list[Pair]:
+    out = []
+    for conv in conversations:
+        for p in conv["pairs"]:
+            out.append(
+                Pair(
+                    pair_id=p["pair_id"],
+                    conversation=conv["conversation_id"],
+                    split=conv["split"],
+                    label=p["label"],
+                    lang=p["lang"],
+                    shape=conv["shape"],
+                    kind=(p.get("lookalike_kind") if p["label"] == "lookalike" else p.get("value_kind"))
+                    or "",
+                    rule_table=bool(p.get("rule_table")),
+                    old=frozenset(ids[t] for t in p["old_turns"]),
+                    new=frozenset(ids[t] for t in p["new_turns"]),
+                    question=p["question"],
+                    evidence=frozenset(ids[t] for t in p.get("evidence") or p["new_turns"]),
+                )
+            )
+    return out
+
+
+Ranked = list[tuple[tuple[str, ...], str]]  # (source turn ids, text) per hit, best first
+Ranker = Callable[[Pair], Ranked]
+
+
+def first(ranked: Ranked, turns: frozenset[str]) -> int | None:
+    return next((i for i, (ids, _) in enumerate(ranked) if turns.intersection(ids)), None)
+
+
+def judge(ranked: Ranked, pair: Pair) -> Counts:
+    new, old = first(ranked, pair.new), first(ranked, pair.old)
+    return Counts(
+        n=1,
+        current_first=int(new is not None and (old is None or new < old)),
+        top1=int(new == 0),
+    )
+
+
+def groups(pair: Pair) -> list[str]:
+    return [
+        f"{pair.split}",
+        f"{pair.split} · {pair.lang}",
+        f"{pair.split} · {pair.shape}",
+        f"{pair.split} · {'rule table' if pair.rule_table else 'other attributes'}",
+    ]
+
+
+def naive_reorder(
+    ranked: Ranked, vectors: Callable[[list[str]], np.ndarray[Any, Any]], ts: dict[str, datetime]
+) -> Ranked:
+    """The later of two look-alike hits first: a stable pass that moves each hit above any earlier-said hit
+    it closely resembles."""
+    if len(ranked) < 2:
+        return ranked
+    matrix = vectors([t for _, t in ranked])
+    out = list(range(len(ranked)))
+    for j in range(1, len(ranked)):
+        for i in range(j):
+            a, b = out.index(i), out.index(j)
+            if (
+                a < b
+                and float(matrix[i] @ matrix[j]) >= LOOKALIKE_COSINE
+                and _when(ranked[j], ts) > _when(ranked[i], ts)
+            ):
+                out.remove(j)
+                out.insert(a, j)
+    return [ranked[i] for i in out]
+
+
+def _when(hit: tuple[tuple[str, ...], str], ts: dict[str, datetime]) -> float:
+    """When the hit was said (its latest turn), as a POSIX time; 0 for a hit of no known turn."""
+    return max((ts[t].timestamp() for t in hit[0] if t in ts), default=0.0)
+
+
+def run_updates_bench(
+    settings: Settings, *, reuse: bool, console: Console, timeout_s: float = 3600.0, path: Path = PATH
+) -> Result:
+    from bench.locomo_eval import recall_env
+
+    raw, conversations = load(path)
+    turns, ids = to_turns(conversations)
+    pairs = pairs_of(conversations, ids)
+    check_disposable(DATABASE_URL, REDIS_URL, settings)
+    bench = settings.model_copy(update={"database_url": DATABASE_URL, "redis_url": REDIS_URL})
+    qdrant_path = CACHE_DIR / "updates-qdrant"
+    console.rule("[bold]bench updates: ingest through the pipeline")
+    prepared = prepare(
+        bench,
+        turns,
+        raw,
+        qdrant_path=qdrant_path,
+        reuse=reuse,
+        speaker="metadata",
+        console=console,
+        timeout_s=timeout_s,
+    )
+    result = Result(ingest_s=prepared.ingested.seconds, turns=len(turns), conversations=len(conversations))
+    env = recall_env(bench, qdrant_path)
+    embedder = env.deps.embedder
+    ts = {t.turn_id: t.ts for t in turns}
+    try:
+
+        def product(tuning: Any) -> Ranker:
+            def rank(p: Pair) -> Ranked:
+                hits = recall(
+                    p.question,
+                    agent_id=AGENT,
+                    user_id=p.conversation,
+                    k=K,
+                    repo=env.repo,
+                    store=env.store,
+                    index=env.index,
+                    embedder=embedder,
+                    lexicon=env.deps.lexicon,
+                    tuning=tuning,
+                )
+                return [(h.source_turn_ids, h.text) for h in hits]
+
+            return rank
+
+        bm25 = bm25_floor(turns, "metadata")
+        without = product(replace(DEFAULT_TUNING, updates=False))
+        cache: dict[str, np.ndarray[Any, Any]] = {}
+
+        def vectors(texts: list[str]) -> np.ndarray[Any, Any]:
+            missing = [t for t in dict.fromkeys(texts) if t not in cache]
+            if missing:
+                cache.update(zip(missing, embedder.embed(missing), strict=True))
+            return np.stack([cache[t] for t in texts])
+
+        text_of = {t.turn_id: t.text for t in turns}
+        rankers: dict[str, Ranker] = {
+            "BM25 alone (floor)": lambda p: [((ids_,), text_of[ids_]) for (ids_,) in bm25(_question(p))],
+            "product without update detection (floor)": without,
+            "naive: later look-alike first (floor)": lambda p: naive_reorder(without(p), vectors, ts),
+            "**product**": product(DEFAULT_TUNING),
+        }
+        for name, ranker in rankers.items():
+            console.print(f"  {name}", highlight=False)
+            result.rows[name] = {}
+            result.lookalike_both[name] = {}
+            for p in pairs:
+                ranked = ranker(p)
+                if p.label == "update":
+                    c = judge(ranked, p)
+                    for g in groups(p):
+                        result.rows[name].setdefault(g, Counts()).add(c)
+                else:
+                    both = result.lookalike_both[name].setdefault(p.split, [0, 0])
+                    top = {t for ids_, _ in ranked for t in ids_}
+                    both[0] += int(p.evidence <= top)
+                    both[1] += 1
+        _links(bench, pairs, result)
+    finally:
+        env.close()
+    return result
+
+
+def _question(p: Pair) -> Question:
+    return Question(p.conversation, 0, p.question, p.kind, tuple(sorted(p.evidence)))
+
+
+def _links(settings: Settings, pairs: Sequence[Pair], result: Result) -> None:
+    from pipeline.adapters.postgres.engine import make_engine
+
+    engine = make_engine(settings.db_url, pool_size=1)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT o.turn_id AS old, n.turn_id AS new, l.reason, left(o.content, 120) AS ot, "
+                    "left(n.content, 120) AS nt FROM supersessions l "
+                    "JOIN episodes o ON o.id = l.old_episode_id JOIN episodes n ON n.id = l.new_episode_id "
+                    "WHERE l.undone_at IS NULL AND l.agent_id = :a"
+                ),
+                {"a": AGENT},
+            ).all()
+    finally:
+        engine.dispose()
+    linked = {(r.old, r.new) for r in rows}
+    labelled: set[tuple[str, str]] = set()
+    for p in pairs:
+        between = {(a, b) for a in p.old | p.new for b in p.old | p.new if a != b}
+        labelled |= between
+        hit = bool(between & linked)
+        if p.label == "update":
+            for g in groups(p):
+                result.rows["**product**"][g].linked += int(hit)
+        else:
+            f = result.false_links.setdefault(p.split, [0, 0])
+            f[0] += int(hit)
+            f[1] += 1
+            if hit:
+                result.samples.append(f"false link ({p.kind}): {p.pair_id}")
+    stray = [r for r in rows if (r.old, r.new) not in labelled]
+    result.stray_links = len(stray)
+    result.samples += [f"unlabelled link: {r.ot!r} -> {r.nt!r} ({r.reason.get('rule')})" for r in stray[:10]]
+
+
+def report_lines(r: Result) -> list[str]:
+    lines = [
+        f"{r.conversations} conversations, {r.turns:,} turns through the pipeline; {machine()}.",
+        "",
+        "| ranker | half | update pairs | current-first | current top-1 | linked by review |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name, by_group in r.rows.items():
+        for half in ("dev", "test"):
+            c = by_group.get(half)
+            if c is None or not c.n:
+                continue
+            linked = f"{c.linked / c.n:.3f}" if name == "**product**" else ""
+            lines.append(
+                f"| {name} | {half} | {c.n} | {c.current_first / c.n:.3f} | {c.top1 / c.n:.3f} | {linked} |"
+            )
+    lines += ["", "By language, shape and attribute (product; test half):", ""]
+    lines += ["| group | pairs | current-first | top-1 | linked |", "|---|---:|---:|---:|---:|"]
+    for g, c in sorted(r.rows.get("**product**", {}).items()):
+        if g.startswith("test ·") and c.n:
+            lines.append(
+                f"| {g} | {c.n} | {c.current_first / c.n:.3f} | {c.top1 / c.n:.3f} | {c.linked / c.n:.3f} |"
+            )
+    lines += [
+        "",
+        "| half | look-alike pairs | false supersessions | both statements in the top 10 (product / without detection) |",
+    ]
+    lines += ["|---|---:|---:|---:|"]
+    for half in ("dev", "test"):
+        f = r.false_links.get(half)
+        if not f:
+            continue
+        both = r.lookalike_both.get("**product**", {}).get(half, [0, 1])
+        base = r.lookalike_both.get("product without update detection (floor)", {}).get(half, [0, 1])
+        lines.append(
+            f"| {half} | {f[1]} | {f[0]} ({f[0] / f[1]:.3%}) | {both[0] / max(both[1], 1):.3f} / "
+            f"{base[0] / max(base[1], 1):.3f} |"
+        )
+    lines += ["", f"Links between turns of no labelled pair: {r.stray_links}."]
+    if r.samples:
+        lines += ["", "Samples:", ""] + [f"- {s}" for s in r.samples[:12]]
+    return lines
+
+
+def write_report(r: Result) -> None:
+    write_section(
+        "updates", "\n".join(["## Knowledge updates: `hindsight bench updates`", "", *report_lines(r)])
+    )
