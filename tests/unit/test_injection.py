@@ -18,7 +18,7 @@ from pipeline.adapters.llm import InMemoryBudget, OpenAICompatibleClient
 from pipeline.adapters.llm_review import ClientReviewLLM
 from pipeline.core.config import LLMSettings
 from pipeline.core.review_records import BatchEpisode
-from pipeline.review import injection
+from pipeline.review import injection, injection_features
 from pipeline.review.review_batch import _screen
 from tests.llm_stub import Reply, StubLLM
 
@@ -340,12 +340,12 @@ def test_the_case_sensitive_patterns_match_where_the_case_insensitive_ones_do(co
     """The screen reads lower-cased text with each pattern compiled without IGNORECASE (faster); on a text
     with a letter IGNORECASE folds differently (ı, ſ) it falls back to the original pattern."""
     text = injection.normalise(content)
-    safe = injection.CASE_SAFE_EXCEPTIONS.isdisjoint(text)
-    for feature in injection.FEATURES:
+    safe = injection_features.CASE_SAFE_EXCEPTIONS.isdisjoint(text)
+    for feature in injection_features.FEATURES:
         if feature.on_original:
             continue
         if safe:
             assert bool(feature.lowered.search(text)) == bool(feature.pattern.search(text)), feature.name
-    assert injection.CASE_SAFE_EXCEPTIONS.isdisjoint(injection.normalise("\u212a \u0130 S")), (
+    assert injection_features.CASE_SAFE_EXCEPTIONS.isdisjoint(injection.normalise("\u212a \u0130 S")), (
         "they lower to ASCII"
     )

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.review import fact_rules, injection, quality_lexicon
+from pipeline.review import fact_rules, injection_features, quality_lexicon
 from pipeline.review.regex_gate import Gate, GatedPattern, GateSet, lower_for_gates, required_literals
 
 INJECTIONS = Path(__file__).resolve().parents[2] / "bench" / "data" / "injections.jsonl"
 
 
 def _tables() -> list[re.Pattern[str]]:
-    patterns = [f.pattern for f in injection.FEATURES] + [r.pattern for r in fact_rules.RULES]
+    patterns = [f.pattern for f in injection_features.FEATURES] + [r.pattern for r in fact_rules.RULES]
     for value in vars(quality_lexicon).values():
         if isinstance(value, GatedPattern):
             patterns.append(value.pattern)
