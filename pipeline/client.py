@@ -217,6 +217,34 @@ class MemoryClient:
                 params[name] = value
         return self._get("/v1/memories", params)
 
+    def latest_turns(
+        self,
+        *,
+        agent_id: str,
+        user_id: str,
+        entity: str | None = None,
+        entity_prefix: str | None = None,
+        attribute: str | None = None,
+        turn_ids: list[str] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """The newest turn of each key (metadata entity + attribute) of a scope, most recent first:
+        {"turns": [{"turn_id", "memory_id", "content", "metadata", "ts", "first_ts", "versions", ...}],
+        "next_offset": n | None}. `turn_ids`: the keys those turns carry."""
+        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit, "offset": offset}
+        for name, value in (("entity", entity), ("entity_prefix", entity_prefix), ("attribute", attribute)):
+            if value is not None:
+                params[name] = value
+        if turn_ids:
+            params["turn_id"] = turn_ids
+        return self._get("/v1/turns/latest", params)
+
+    def scopes(self) -> list[dict[str, Any]]:
+        """Every (agent_id, user_id) with memories this client may read, most recently active first."""
+        rows: list[dict[str, Any]] = self._get("/v1/scopes", {})["scopes"]
+        return rows
+
     def tool_insights(
         self,
         *,

@@ -34,6 +34,7 @@ from pipeline.api import (
     tool_insights,
     turns,
     ui,
+    ui_updates,
     working_memory,
 )
 from pipeline.api.auth import KeyResolver, principal
@@ -147,5 +148,6 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.include_router(metrics.router)
     app.include_router(ui.login_router)
     app.include_router(ui.router, dependencies=AUTHENTICATED)
+    app.include_router(ui_updates.router, dependencies=AUTHENTICATED)
     ui.mount_static(app)
     return app

@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from pipeline.adapters.dead_letters import read_dead_letters
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
+from pipeline.adapters.postgres.supersession_sql import SupersessionStore
 from pipeline.api import ui_session
 from pipeline.api.auth import Caller, KeyResolver, guard
 from pipeline.api.deps import Deps, memory_ref
@@ -21,7 +22,7 @@ from pipeline.api.recall_route import run_recall
 from pipeline.api.ui_pages import HERE, page
 from pipeline.core.authz import may_see_status, readable
 from pipeline.core.errors import NotFound, Unauthenticated
-from pipeline.core.models import MAX_ID_CHARS
+from pipeline.core.models import EPISODE, MAX_ID_CHARS
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 login_router = APIRouter(prefix="/ui", include_in_schema=False)  # open: where a browser gets its key in
@@ -171,7 +172,10 @@ def memory(
     found = InspectStore(deps.repo.engine).get_memory(kind, ref, agent_id=agent_id, user_id=user_id)
     if found is None or not may_see_status(caller, found["status"]):
         raise NotFound(f"memory {memory_id} not found in scope agent_id={agent_id!r} user_id={user_id!r}")
-    return page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id)
+    links = (
+        SupersessionStore(deps.repo.engine).list(agent_id, user_id, episode_id=ref) if kind == EPISODE else []
+    )
+    return page(request, "memory.html", m=found, agent_id=agent_id, user_id=user_id, links=links)
 
 
 @router.get("/facts", response_class=HTMLResponse)

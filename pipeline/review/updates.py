@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -84,6 +85,7 @@ def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[st
 
 
 _KINDS = {"n": "number", "t": "time", "d": "date", "p": "name", "q": "quoted"}
+_KIND_OF = {name: kind for kind, name in _KINDS.items()} | {"": ""}
 
 
 ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
@@ -96,11 +98,13 @@ def _speakers_fit(old: Said, new: Said) -> bool:
         return len(old.text) <= ECHO_CHARS  # its echo of the older value goes with that value
     if old.role not in USER_ROLES:
         return False
-    return _speaker(old) == _speaker(new)
+    a, b = _speaker(old), _speaker(new)
+    return a is None or b is None or a == b
 
 
 def _speaker(s: Said) -> str | None:
-    """Who said it: the service's name for them, else a chat export's "Name: " prefix."""
+    """Who said it: the service's name for them, else a chat export's "Name: " prefix ("Update: " and
+    "Noted: " look the same, so a prefix only tells two speakers apart when both turns have one)."""
     if s.speaker:
         return s.speaker
     prefix = SPEAKER_PREFIX.match(s.text)
@@ -244,4 +248,32 @@ def detect(
             why = verdict(old, newer, params)
             if why is not None:
                 out[key] = Supersession(old.id, newer.id, newer.ts, why)
+    for link in list(out.values()):
+        for echo in _echoes(pool[link.old], pool.values(), link.reason):
+            key = (echo.id, link.new)
+            if key not in out and key not in skip and echo.ts < link.valid_from:
+                out[key] = Supersession(echo.id, link.new, link.valid_from, {**link.reason, "rule": "echo"})
     return sorted(out.values(), key=lambda x: (x.valid_from, x.old, x.new))
+
+
+ECHO_WINDOW = timedelta(minutes=15)
+
+
+def _echoes(said: Said, pool: Iterable[Said], reason: dict[str, Any]) -> list[Said]:
+    """The assistant's acknowledgements of a statement ("Noted: 50,000"): short assistant turns soon after
+    it that repeat the value it replaced. They go with it: left alone they would keep the old value current."""
+    old_values = (
+        {f"{_KIND_OF[reason.get('kind', '')]}:{v}" for v in reason.get("old", ())}
+        if "kind" in reason
+        else set()
+    )
+    if not old_values or said.role not in USER_ROLES:
+        return []
+    return [
+        s
+        for s in pool
+        if s.role == "assistant"
+        and len(s.text) <= ECHO_CHARS
+        and said.ts <= s.ts <= said.ts + ECHO_WINDOW
+        and old_values & claim(s.text).values
+    ]

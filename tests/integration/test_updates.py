@@ -198,3 +198,33 @@ def test_a_pair_review_has_not_seen_yet_is_ordered_at_recall(stack: Stack) -> No
     assert old["superseded"] is True
     assert old["explain"]["superseded_found_by"] == "recall"
     assert _links(stack) == []  # nothing is stored until review decides
+
+
+def test_the_inspector_shows_the_chain_and_undoes_a_link(stack: Stack) -> None:
+    stack.start_scheduler()
+    _session(stack, "s1", [("user", "Our team standup is at 9:30am.")], JAN)
+    _session(stack, "s2", [("user", "From now on our team standup is at 10:15am.")], MAR)
+    (link,) = _links(stack)
+    scope = {"agent_id": AGENT, "user_id": USER}
+    page = stack.api.get(f"/ui/memory/{link['old']['id']}", params=scope)
+    assert page.status_code == 200, page.text
+    assert 'data-testid="supersessions"' in page.text
+    assert f"/ui/supersessions/{link['id']}/undo" in page.text
+    # A form another site posts is refused; the inspector's own goes through and lands back on the page.
+    form = {**scope, "reason": "both times are true", "back": link["old"]["id"]}
+    refused = stack.api.post(
+        f"/ui/supersessions/{link['id']}/undo", data=form, headers={"sec-fetch-site": "cross-site"}
+    )
+    assert refused.status_code == 403
+    assert _links(stack, include_undone=False) != []
+    done = stack.api.post(
+        f"/ui/supersessions/{link['id']}/undo",
+        data=form,
+        headers={"sec-fetch-site": "same-origin"},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303, done.text
+    (undone,) = _links(stack)
+    assert undone["undone_by"] == "inspector"
+    assert undone["undo_reason"] == "both times are true"
+    assert "undone" in stack.api.get(f"/ui/memory/{link['old']['id']}", params=scope).text

@@ -1,0 +1,82 @@
+"""GET /v1/turns/latest: the newest turn of each key a caller gave its turns (metadata entity + attribute).
+
+What the framework adapters read a LangGraph store item or an Agents SDK session item back by (issue 41).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from pipeline.adapters.postgres.keyed_sql import KeyedTurns, KeyFilter
+from pipeline.api.auth import Caller, guard
+from pipeline.api.deps import Deps
+from pipeline.core.errors import InvalidTurn
+from pipeline.core.models import MAX_ID_CHARS
+
+router = APIRouter()
+MAX_TURN_IDS = 200
+
+LATEST_EXAMPLE = {
+    "turns": [
+        {
+            "turn_id": "lg:5d1c@3c4d",
+            "memory_id": "episode:7",
+            "entity": "lg:/prefs/",
+            "attribute": "food",
+            "content": "likes pizza",
+            "metadata": {"entity": "lg:/prefs/", "attribute": "food", "value": "..."},
+            "role": "assistant",
+            "source": "agent",
+            "session_id": "langgraph-store",
+            "status": "pending",
+            "ts": "2026-11-30T20:41:07+00:00",
+            "first_ts": "2026-11-29T08:00:00+00:00",
+            "versions": ["episode:3", "episode:7"],
+            "version_turn_ids": ["lg:5d1c@1a2b", "lg:5d1c@3c4d"],
+        }
+    ],
+    "total": 1,
+    "next_offset": None,
+}
+
+
+@router.get(
+    "/v1/turns/latest", responses={200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}}
+)
+def latest_turns(
+    deps: Deps,
+    caller: Caller,
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    entity: Annotated[str | None, Query(max_length=2000, description="metadata.entity, exactly")] = None,
+    entity_prefix: Annotated[
+        str | None, Query(max_length=2000, description="metadata.entity starts with")
+    ] = None,
+    attribute: Annotated[
+        str | None, Query(max_length=2000, description="metadata.attribute, exactly")
+    ] = None,
+    turn_id: Annotated[list[str] | None, Query(description="the keys these turns carry")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> dict[str, Any]:
+    """For each (metadata.entity, metadata.attribute) of the scope, its newest turn (most recently said
+    first), with `first_ts` (when its first version was said), `versions` and `version_turn_ids` (every
+    version's memory id and turn id).
+    Forgotten turns and turns held as instructions to the agent do not count."""
+    guard(caller, agent_id, user_id, "read")
+    turn_ids = tuple(turn_id or ())
+    if len(turn_ids) > MAX_TURN_IDS:
+        raise InvalidTurn(f"turn_id: at most {MAX_TURN_IDS}, got {len(turn_ids)}")
+    f = KeyFilter(
+        agent_id=agent_id,
+        user_id=user_id,
+        entity=entity,
+        entity_prefix=entity_prefix,
+        attribute=attribute,
+        turn_ids=turn_ids,
+    )
+    rows, total = KeyedTurns(deps.repo.engine).latest(f, limit=limit, offset=offset)
+    next_offset = offset + len(rows) if offset + len(rows) < total else None
+    return {"turns": rows, "total": total, "next_offset": next_offset}
