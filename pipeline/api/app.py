@@ -23,6 +23,7 @@ from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.api import (
     health,
+    keyed_turns,
     memories,
     memory_writes,
     metrics,
@@ -142,6 +143,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
         quarantine.router,
         tool_insights.router,
         supersessions.router,
+        keyed_turns.router,
     ):
         app.include_router(extra, dependencies=AUTHENTICATED)
     app.include_router(memories.router, tags=["inspect"], dependencies=AUTHENTICATED)
