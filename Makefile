@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench,langgraph,langchain,openai-agents]'
 	$(MAKE) --no-print-directory $(BIN)/docker-compose
 	touch $(STAMP)
 
@@ -60,7 +60,7 @@ test-faults: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy pipeline tasks scheduler bench
+	$(BIN)/mypy pipeline tasks scheduler bench hindsight_frameworks
 	$(BIN)/lint-imports
 
 format: install
