@@ -425,6 +425,40 @@ def _tools_headlines(f: Figures) -> list[Headline]:
     ]
 
 
+def _updates(ctx: Context) -> Figures:
+    from bench import updates
+
+    return updates.run(ctx.settings, reuse=False, write=ctx.write, console=ctx.console)
+
+
+def _updates_headlines(f: Figures) -> list[Headline]:
+    from bench.updates import TARGETS
+
+    return [
+        _target(
+            f["product_test_current_first"],
+            f["product_test_current_first"] >= TARGETS["current_first"],
+            ".3f",
+            "≥ 0.95",
+            "updates: current-first (test half)",
+        ),
+        _target(
+            f["product_test_top1"],
+            f["product_test_top1"] >= TARGETS["top1"],
+            ".3f",
+            "≥ 0.85",
+            "updates: current value top-1 (test half)",
+        ),
+        _target(
+            f["test_false_rate"],
+            f["test_false_rate"] <= TARGETS["false_rate"],
+            ".1%",
+            "≤ 1%",
+            "updates: false supersessions (test half)",
+        ),
+    ]
+
+
 def _consolidation_headlines(f: Figures) -> list[Headline]:
     from bench.consolidation import TARGET_COMPLETENESS, TARGET_KEYWORD_TEXTS, TARGET_MIXED, TARGET_PURITY
 
@@ -636,6 +670,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         locomo=False,
     ),
     # A simulated month of tool calls through full reviews in-process: its own database, about a minute.
+    # The labelled update set through the pipeline: its own database, a few minutes.
+    Benchmark(
+        "updates",
+        _updates,
+        {},
+        {},
+        _updates_headlines,
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates",
+        locomo=False,
+    ),
     Benchmark(
         "tools",
         _tools,

@@ -370,3 +370,46 @@ def write_report(r: Result) -> None:
     write_section(
         "updates", "\n".join(["## Knowledge updates: `hindsight bench updates`", "", *report_lines(r)])
     )
+
+
+TARGETS = {"current_first": 0.95, "top1": 0.85, "false_rate": 0.01}
+PRODUCT = "**product**"
+
+
+def figures(r: Result) -> dict[str, float]:
+    """Headline figures: the product's and each floor's on both halves, and the false supersession rate."""
+    out: dict[str, float] = {}
+    names = {
+        PRODUCT: "product",
+        "BM25 alone (floor)": "bm25",
+        "product without update detection (floor)": "without",
+        "naive: later look-alike first (floor)": "naive",
+    }
+    for name, short in names.items():
+        for half in ("dev", "test"):
+            c = r.rows.get(name, {}).get(half)
+            if c and c.n:
+                out[f"{short}_{half}_current_first"] = c.current_first / c.n
+                out[f"{short}_{half}_top1"] = c.top1 / c.n
+                if name == PRODUCT:
+                    out[f"{short}_{half}_linked"] = c.linked / c.n
+    for half, (linked, n) in r.false_links.items():
+        out[f"{half}_false_rate"] = linked / n if n else 0.0
+    return out
+
+
+def met(f: dict[str, float]) -> bool:
+    return (
+        f.get("product_test_current_first", 0.0) >= TARGETS["current_first"]
+        and f.get("product_test_top1", 0.0) >= TARGETS["top1"]
+        and f.get("test_false_rate", 1.0) <= TARGETS["false_rate"]
+    )
+
+
+def run(settings: Settings, *, reuse: bool, write: bool, console: Console) -> dict[str, float]:
+    result = run_updates_bench(settings, reuse=reuse, console=console)
+    for line in report_lines(result):
+        console.print(line, markup=False, highlight=False)
+    if write:
+        write_report(result)
+    return figures(result)

@@ -207,3 +207,18 @@ def bench_tools(
     )
     if not bench.met(figures):
         fail("tool insight targets missed (see above)")
+
+
+@commands.command("updates", epilog=example("hindsight bench updates --no-write"))
+def bench_updates(
+    reuse: Annotated[
+        bool, typer.Option(help="reuse the ingested state when data and settings match")
+    ] = False,
+    write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+) -> None:
+    """Knowledge updates on a labelled set: current-first, current top-1, false supersessions, beside floors."""
+    from bench import updates as bench
+
+    figures = bench.run(load_settings(), reuse=reuse, write=write, console=out)
+    if not bench.met(figures):
+        fail("knowledge update targets missed (see above)")
