@@ -8,6 +8,7 @@ HindsightError for anything else. Writes go through `POST /v1/turns`, validated 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,8 +44,22 @@ class AsyncMemoryClient:
         if api_key is None and settings.api_key is not None:
             api_key = settings.api_key.get_secret_value()
         self.api_url = api_url or settings.api_url
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.AsyncClient(base_url=self.api_url, timeout=timeout_s, headers=headers)
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout_s = timeout_s
+        self._http: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The connection pool of the running event loop: a pool cannot outlive its loop, so a client used
+        from one `asyncio.run` and then another gets a fresh pool instead of "Event loop is closed"."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._loop is not loop:
+            self._http = httpx.AsyncClient(
+                base_url=self.api_url, timeout=self._timeout_s, headers=self._headers
+            )
+            self._loop = loop
+        return self._http
 
     @classmethod
     def like(cls, client: MemoryClient) -> AsyncMemoryClient:
@@ -136,4 +151,6 @@ class AsyncMemoryClient:
         return result
 
     async def aclose(self) -> None:
-        await self.http.aclose()
+        if self._http is not None and self._loop is asyncio.get_running_loop():
+            await self._http.aclose()
+        self._http = None

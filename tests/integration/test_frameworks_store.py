@@ -64,3 +64,106 @@ def test_invalid_namespaces_and_ttl_are_refused(store: HindsightStore) -> None:
         store.search(("support-bot",), query="x")
     with pytest.raises(NotImplementedError, match="ttl"):
         store.put(NS, "k", {"text": "x"}, ttl=5)
+
+
+def test_limit_offset_and_filter(store: HindsightStore) -> None:
+    for i, (kind, city) in enumerate(
+        [("hotel", "Lisbon"), ("hotel", "Porto"), ("flight", "Lisbon"), ("hotel", "Faro")]
+    ):
+        store.put(
+            ("support-bot", "u42", "trips"),
+            f"t{i}",
+            {"text": f"{kind} booked in {city}", "kind": kind, "n": i},
+        )
+    store.put(
+        ("support-bot", "u42", "other"), "x", {"text": "hotel loyalty card number", "kind": "hotel", "n": 9}
+    )
+    trips = ("support-bot", "u42", "trips")
+    wait_until(lambda: len(store.search(trips)) == 4, timeout=20, what="4 items listed")
+    listed = store.search(trips)  # no query: most recently updated first
+    assert [i.key for i in listed] == ["t3", "t2", "t1", "t0"]
+    assert [i.key for i in store.search(trips, limit=2, offset=1)] == ["t2", "t1"]
+    assert [i.key for i in store.search(trips, filter={"kind": "hotel"})] == ["t3", "t1", "t0"]
+    assert [i.key for i in store.search(trips, filter={"n": {"$gte": 2}})] == ["t3", "t2"]
+    assert {i.key for i in store.search(("support-bot", "u42"), filter={"kind": "hotel"})} == {
+        "t3",
+        "t1",
+        "t0",
+        "x",
+    }
+    _searchable(store, trips, "hotel booked", 4)
+    ranked = store.search(trips, query="hotel booked in Lisbon", limit=10)
+    assert {i.key for i in ranked} == {"t0", "t1", "t2", "t3"}  # the sub-path only: never "x"
+    scores = [i.score or 0.0 for i in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert [i.key for i in store.search(trips, query="hotel booked in Lisbon", limit=2, offset=1)] == [
+        i.key for i in ranked[1:3]
+    ]
+    hotels = store.search(trips, query="hotel booked in Lisbon", filter={"kind": "hotel"})
+    assert {i.key for i in hotels} == {"t0", "t1", "t3"}
+    assert store.list_namespaces() == [("support-bot", "u42", "other"), ("support-bot", "u42", "trips")]
+    assert store.list_namespaces(suffix=("trips",)) == [("support-bot", "u42", "trips")]
+    assert store.list_namespaces(prefix=("support-bot", "*"), max_depth=2) == [("support-bot", "u42")]
+    assert store.list_namespaces(prefix=("nobody",)) == []
+
+
+def test_a_second_put_supersedes_the_first_after_review(store: HindsightStore, live: Stack) -> None:
+    store.put(NS, "home", {"text": "The user lives in Porto, near the river"})
+    wait_until(
+        lambda: HindsightStore(store.client).get(NS, "home"), timeout=20, what="the first version stored"
+    )
+    store.put(NS, "home", {"text": "The user lives in Lisbon now, in Alfama"})
+    newest = {"text": "The user lives in Lisbon now, in Alfama"}
+    assert store.get(NS, "home").value == newest  # type: ignore[union-attr]
+    other = HindsightStore(store.client)
+    wait_until(
+        lambda: (other.get(NS, "home") or Item0).value == newest, timeout=20, what="the second version"
+    )
+    item = other.get(NS, "home")
+    assert item is not None
+    assert item.created_at < item.updated_at  # created by the first put, updated by the second
+    live.full_review("support-bot", "u42")
+    # Review's fact chain closed the first version: get and search give the new value, and recall with
+    # history ranks the new version above the old one.
+    assert other.get(NS, "home").value == newest  # type: ignore[union-attr]
+    found = store.search(("support-bot", "u42"), query="where does the user live, Porto?")
+    assert [(i.key, i.value) for i in found] == [("home", newest)]
+    facts = store.client._get("/v1/facts", {"agent_id": "support-bot", "user_id": "u42", "history": "true"})
+    chain = [f for f in facts["facts"] if f["attribute"] == "home"]
+    assert len(chain) == 2
+    assert [f["valid_to"] is None for f in sorted(chain, key=lambda f: f["valid_from"])] == [False, True]
+    history = store.client.recall(
+        "where does the user live, Porto?", agent_id="support-bot", user_id="u42", history=True
+    )
+    texts = [h.text for h in history]
+    lisbon = next(i for i, t in enumerate(texts) if "Lisbon" in t)
+    porto = next(i for i, t in enumerate(texts) if "Porto" in t)
+    assert lisbon < porto
+    assert history[porto].superseded
+
+
+def test_async_path(store: HindsightStore) -> None:
+    async def scenario() -> None:
+        await store.aput(NS, "tea", {"text": "The user drinks green tea every morning", "kind": "drink"})
+        item = await store.aget(NS, "tea")
+        assert item is not None
+        assert item.value["kind"] == "drink"
+        for _ in range(100):
+            if await store.asearch(("support-bot", "u42"), query="morning drink"):
+                break
+            await asyncio.sleep(0.2)
+        found = await store.asearch(("support-bot", "u42"), query="morning drink", filter={"kind": "drink"})
+        assert [i.key for i in found] == ["tea"]
+        assert await store.alist_namespaces() == [NS]
+        await store.adelete(NS, "tea")
+        assert await store.aget(NS, "tea") is None
+        assert await store.asearch(NS, query="green tea") == []
+
+    asyncio.run(scenario())
+
+
+class _Item0:
+    value: dict[str, str] = {}  # noqa: RUF012
+
+
+Item0 = _Item0()
