@@ -145,3 +145,31 @@ def bench_embed(
     bench.run_embed_bench(
         load_settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
     )
+
+
+@commands.command(
+    "frameworks", epilog=example("hindsight bench frameworks --items 300 --queries 100 --no-write")
+)
+def bench_frameworks(
+    items: Annotated[int, typer.Option(min=10, help="LangGraph store items in one scope")] = 500,
+    queries: Annotated[int, typer.Option(min=20, help="questions, each timed both ways")] = 300,
+    database_url: Annotated[
+        str | None, typer.Option(help="a disposable PostgreSQL database (default: an embedded one)")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="a disposable Redis db (default: an embedded one)")
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """LangGraph store.search p50 vs client.recall p50 on one stack (target: at most 1.2x)."""
+    from bench import frameworks as bench
+
+    bench.run_frameworks_bench(
+        load_settings(),
+        items=items,
+        queries=queries,
+        database_url=database_url,
+        redis_url=redis_url,
+        write=write,
+        console=out,
+    )
