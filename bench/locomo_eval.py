@@ -49,6 +49,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
+    "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

@@ -37,6 +37,7 @@ class RecallEpisode:
     superseded_by: tuple[int, ...] = ()
     superseded_at: datetime | None = None
     supersedes: tuple[int, ...] = ()
+    undone_with: tuple[int, ...] = ()  # the other side of each link an operator undid: never ordered again
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,6 +179,9 @@ class RecallTuning:
     updates: bool = True
     update_demotion: float = 0.5
     update_window: int = 20
+    # For a question about the present, reviewed pairs among those hits that looser rules read as an update
+    # (one shared word is enough) are ordered newer first: a reorder, never a flag or a demotion.
+    update_order_reviewed: bool = True
 
 
 DEFAULT_TUNING = RecallTuning()

@@ -11,6 +11,7 @@ statement superseded which, and whether review or recall found it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -20,7 +21,7 @@ from pipeline.core.models import EPISODE, Hit
 from pipeline.core.recall_rows import RecallEpisode
 from pipeline.core.review_records import Statement
 from pipeline.recall.tuning import RecallTuning
-from pipeline.review.updates import verdict
+from pipeline.review.updates import UpdateParams, verdict
 
 Link = tuple[int, int, str, datetime]  # (old episode id, new episode id, found by: review | recall, since)
 
@@ -30,41 +31,90 @@ def successors(rows: Iterable[RecallEpisode]) -> set[int]:
     return {s for row in rows for s in row.superseded_by}
 
 
-def order(hits: list[Hit], rows: dict[int, RecallEpisode], tuning: RecallTuning) -> list[Hit]:
+def order(
+    hits: list[Hit], rows: dict[int, RecallEpisode], tuning: RecallTuning, query: str = ""
+) -> list[Hit]:
     """`hits` with every superseded statement below its successor (see the module docstring); unchanged
     when `tuning.updates` is off."""
     if not tuning.updates:
         return hits
-    demotion, window = tuning.update_demotion, tuning.update_window
     position = {_episode_id(h): i for i, h in enumerate(hits) if h.kind == "episode"}
-    links = _review_links(position, rows) + _recall_links(hits, position, rows, window)
-    if not links:
-        return _flag_unmatched(hits, position, rows)
-    out = list(hits)
+    links = _review_links(position, rows) + _recall_links(hits, position, rows, tuning.update_window)
+    out = _apply(list(hits), position, links, tuning.update_demotion, flag=True)
+    if tuning.update_order_reviewed and asks_present(query):
+        soft = _soft_links(out, position, rows, tuning.update_window, {(o, n) for o, n, *_ in links})
+        out = _apply(out, position, soft, 1.0, flag=False)
+    return _flag_unmatched(out, position, rows)
+
+
+# A question about the past ("where did she live before", "以前", "一开始") wants the older statement.
+_PAST_QUESTION = re.compile(
+    r"\b(?:did|was|were|used\s+to|before|previously|originally|at\s+first|first|formerly|earlier|old|"
+    r"last\s+time|back\s+then|once)\b|以前|之前|原来|当时|一开始|曾经|最早|过去|上次",
+    re.I,
+)
+
+
+def asks_present(query: str) -> bool:
+    """Whether the question asks what holds now: it does not ask about the past."""
+    return not _PAST_QUESTION.search(query)
+
+
+def _apply(
+    out: list[Hit], position: dict[int, int], links: list[Link], demotion: float, *, flag: bool
+) -> list[Hit]:
+    """Each link's newer statement at least as high as the older one ranked, the older at `demotion` of
+    it; with `flag`, the older one is marked superseded with its valid_to (review's links and the
+    read-your-writes window); without, it is only ordered (recall's own reading of reviewed pairs)."""
     for old, new, found_by, since in sorted(links, key=lambda x: x[3]):
         o, n = out[position[old]], out[position[new]]
         lifted = max(n.score, o.score)
-        n = replace(
-            n,
-            score=lifted,
-            supersedes=(*n.supersedes, o.id),
-            explain={**(n.explain or {}), "supersedes": [*(n.explain or {}).get("supersedes", []), o.id]},
-        )
-        o = replace(
-            o,
-            score=min(o.score, lifted * demotion),
-            superseded=True,
-            valid_to=min(since, o.valid_to) if o.valid_to else since,
-            superseded_by=(*o.superseded_by, n.id),
-            explain={
-                **(o.explain or {}),
-                "superseded_by": [*(o.explain or {}).get("superseded_by", []), n.id],
-                "superseded_found_by": found_by,
-                "update_demotion": demotion,
-            },
-        )
+        n_explain = {**(n.explain or {}), "supersedes": [*(n.explain or {}).get("supersedes", []), o.id]}
+        o_explain = {
+            **(o.explain or {}),
+            "superseded_by": [*(o.explain or {}).get("superseded_by", []), n.id],
+            "superseded_found_by": found_by,
+            "update_demotion": demotion,
+        }
+        if flag:
+            n = replace(n, score=lifted, supersedes=(*n.supersedes, o.id), explain=n_explain)
+            o = replace(
+                o,
+                score=min(o.score, lifted * demotion),
+                superseded=True,
+                valid_to=min(since, o.valid_to) if o.valid_to else since,
+                superseded_by=(*o.superseded_by, n.id),
+                explain=o_explain,
+            )
+        else:
+            # Ordered, not judged: the newer one just above the older (rank_key puts it first on a tie).
+            n = replace(n, score=lifted, explain={**(n.explain or {}), "ordered_before": o.id})
+            o = replace(o, score=min(o.score, lifted), explain={**(o.explain or {}), "ordered_after": n.id})
         out[position[old]], out[position[new]] = o, n
-    return _flag_unmatched(out, position, rows)
+    return out
+
+
+def _soft_links(
+    hits: list[Hit],
+    position: dict[int, int],
+    rows: dict[int, RecallEpisode],
+    window: int,
+    done: set[tuple[int, int]],
+) -> list[Link]:
+    """Reviewed pairs among the first `window` hits that the loose rules read as an update, for a question
+    about the present: ordered newer first. An operator's undo is respected."""
+    top = [rows[i] for i in sorted(position, key=lambda i: -hits[position[i]].score)[:window] if i in rows]
+    out: list[Link] = []
+    for a, b in combinations(top, 2):
+        old, new = (a, b) if (a.ts, a.id) < (b.ts, b.id) else (b, a)
+        if (old.id, new.id) in done or new.id in old.undone_with or not (a.reviewed and b.reviewed):
+            continue
+        if verdict(_said(old), _said(new), LOOSE) is not None:
+            out.append((old.id, new.id, "recall", new.ts))
+    return out
+
+
+LOOSE = UpdateParams(loose=True)
 
 
 def _episode_id(hit: Hit) -> int:
@@ -93,7 +143,7 @@ def _recall_links(
         if a.reviewed and b.reviewed:
             continue  # review has judged this pair: its links (or their absence, or an undo) stand
         old, new = (a, b) if (a.ts, a.id) < (b.ts, b.id) else (b, a)
-        if new.id in old.superseded_by:
+        if new.id in old.superseded_by or new.id in old.undone_with:
             continue
         if verdict(_said(old), _said(new)) is not None:
             out.append((old.id, new.id, "recall", new.ts))

@@ -45,9 +45,12 @@ _VOCATIVE = re.compile(
     r"congrats|congratulations|dear|morning|night|haha|lol|oh|aw+|hiya|yo|cheers|love\s+you|miss\s+you)"
     r"[\s,!.]+[A-Z][\w'-]*|,\s*[A-Z][\w'-]*\s*(?=[!.?]|$)",
 )
-# Where a turn changes subject: sentence ends, dashes, semicolons, brackets, "oh and", "btw".
+# Where a turn moves on: sentence ends, brackets, asides ("oh and", "btw", "ok so"); not a dash, which
+# often joins the new value to the old ("Not in Toronto anymore — Lyon since the spring").
 _CLAUSE = re.compile(
-    r"(?<=[.!?。！？;；])\s+|\s+[—–-]{1,2}\s+|[()（）\n]|\b(?:oh\s+and|btw|anyway|also)\b", re.I
+    r"(?<=[.!?。！？;；])\s*|\s+[—–-]{1,2}\s+(?=(?:oh|btw|anyway|also|unrelated|ok\s+so)\b)|[()（）\n]|"
+    r"\b(?:oh\s+and|btw|anyway|ok\s+so|unrelated(?:ly)?)\b",
+    re.I,
 )
 # "Mei: the blue one": a chat export names its speaker at the start of the turn.
 SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?:\s[A-Z][\w.'-]*)?)\s?:\s+")
@@ -75,7 +78,8 @@ _SUGGESTION = re.compile(
 # History that leaves the present alone ("I used to live in Rome"), unless it also says what holds now.
 _PAST = re.compile(
     r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|previously|formerly|"
-    r"in\s+the\s+past|once)\b|以前|之前|过去|小时候|当年|曾经|那时",
+    r"in\s+the\s+past|once|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
+    r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始",
     re.I,
 )
 # Says the value changed, or is the one holding now.
@@ -92,12 +96,16 @@ _CHANGE = re.compile(
     r"改用|换用|取消|停了|戒了",
     re.I,
 )
+_CHANGE_ZH = re.compile(
+    r"现在|如今|目前|改成|改为|改到|改了|换成|换到|换了|变成|变为|变了|调整|调到|调成|以后|今后|往后|从今天|从现在|"
+    r"不再|不用|不要再|已经不|不是|提高|提到|降低|降到|涨到|涨了|降了|更新一下|更新|终于|已经|一共|只剩|总共"
+)
 # The sentence turns a habit, a liking or a yes into its opposite.
 _NEGATED_CHANGE = re.compile(
     r"\b(?:no\s+longer|not\s+(?:\S+\s+){0,3}(?:anymore|any\s+more)|(?:don't|doesn't|do\s+not|won't|can't|"
     r"didn't|isn't|aren't|never)\s+(?:\S+\s+){0,4}(?:anymore|any\s+more|again)|stopp(?:ed|ing)|"
     r"(?<!won't\s)(?<!not\s)(?<!never\s)(?<!n't\s)quit|"
-    r"gave\s+up|dropp(?:ed|ing)|cancel(?:l)?ed|off\s+\S+\s+now|done\s+with|over\s+it|not\s+using)\b|"
+    r"gave\s+up|dropp(?:ed|ing)(?!\s+(?:off|by|in|me|us|her|him|them)\b)|cancel(?:l)?ed|off\s+\w+\s+now|done\s+with|over\s+it|not\s+using)\b|"
     r"不再|以后不|再也不|不用再|不要再|已经不|别再|停了|戒了|取消了|不.{0,6}了|没.{0,4}了",
     re.I,
 )
@@ -109,7 +117,7 @@ _ADDITIVE = re.compile(
 _MULTI = re.compile(
     r"\b(?:like[sd]?|love[sd]?|enjoy(?:s|ed)?|adore[sd]?|ha(?:ve|s|d)|own(?:s|ed)?|speak(?:s)?|play(?:s|ed)?|"
     r"know(?:s)?|visit(?:ed|s)?|read(?:s)?|watch(?:es|ed)?|collect(?:s)?|follow(?:s)?|use[sd]?|"
-    r"fan\s+of|into)\b|喜欢|爱|有|会说|会|养了|养|收藏|关注|用",
+    r"fan\s+of|into)\b|喜欢|爱吃|爱喝|爱看|会说|养了|收藏|关注",
     re.I,
 )
 
@@ -153,7 +161,8 @@ _FILLER_SUBJECT = frozenset(
         "gonna wanna gotta i'm it's that's can't don't won't didn't isn't wait thanks take care talk soon see "
         "later keep wow awesome look looks great glad help hard good bad fun cool love hope feel feeling today "
         "tonight tomorrow yesterday week day time lol omg haha hahaha yay ugh sure true real pretty kind sort "
-        "today's tho though"
+        "today's tho though amazing amaz last i've happen happened exciting excit super hooked lately news "
+        "crazy doing different stuff thing things pretty totally literally"
     )
 ) | frozenset({"今天", "明天", "昨天", "哈哈", "晚安", "早安", "没事", "好的"})
 
@@ -174,7 +183,29 @@ _NUMBER = re.compile(
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm)\b|\b(\d{1,2}):(\d{2})\b|(\d{1,2})点(?:半)?", re.I)
 _CAPITAL = re.compile(r"(?<![.!?。！？]\s)(?<!^)\b([A-Z][\w\-]*[A-Za-z0-9])")
 _IDENT = re.compile(r"\b[A-Za-z][A-Za-z\-]*\d[\w.\-]*\b")  # "v2", "Q3", "gpt-4", "py3.12" (not "50k")
+_MONTH_NUMBER = (
+    {m: i for i, m in enumerate(_MONTHS[:12], start=1)}
+    | {
+        m: i
+        for i, m in enumerate(
+            ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1
+        )
+    }
+    | {"sept": 9}
+)
+# "May 23", "23 May", "April 30th", "7月15号", "6月30日": one date, not a month and a number.
+_DATE = re.compile(
+    r"\b(?P<m1>"
+    + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True))
+    + r")\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?\b|"
+    r"\b(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>"
+    + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True))
+    + r")\b|"
+    r"(?P<m3>\d{1,2})\s?月\s?(?P<d3>\d{1,2})\s?[日号]",
+    re.I,
+)
 _ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b|(\d{1,2})[号日](?!元)", re.I)  # "the 14th", "14号"
+_VERSION = re.compile(r"v(\d+(?:\.\d+)*)")
 _ZH_NUM = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
 _ZH_NUMBER = re.compile(
     r"([一二两三四五六七八九十]+)\s?(万|千|百|个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
@@ -267,7 +298,16 @@ def _is_question(text: str) -> bool:
 
 
 def _values(text: str) -> set[str]:
-    return _clock_values(text) | _number_values(text) | _word_values(text)
+    dates = {
+        f"d:{_month(m)}-{int(m.group('d1') or m.group('d2') or m.group('d3'))}" for m in _DATE.finditer(text)
+    }
+    rest = _DATE.sub(" ", text)
+    return dates | _clock_values(rest) | _number_values(rest) | _word_values(rest)
+
+
+def _month(m: re.Match[str]) -> int:
+    named = m.group("m1") or m.group("m2")
+    return _MONTH_NUMBER[named.casefold().rstrip(".")] if named else int(m.group("m3"))
 
 
 def _clock_values(text: str) -> set[str]:
@@ -293,7 +333,11 @@ def _number_values(text: str) -> set[str]:
         out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
     for m in _ZH_NUMBER.finditer(text):
         number = _zh_number(m.group(1))
-        if number is not None:
+        if number is None:
+            continue
+        if m.group(2) == "点":  # "三点": a time
+            out.add(f"t:{number:g}:zh")
+        else:
             out.add(f"n:{number * _MULTIPLIER.get(m.group(2), 1.0):g}")
     return out
 
@@ -304,7 +348,10 @@ def _word_values(text: str) -> set[str]:
         word = m.group(1).casefold()
         if word not in _STOP and word not in _MONTH_SET and word not in _DAY_SET and word != "i":
             out.add(f"p:{word}")
-    out.update(f"p:{m.group(0).casefold()}" for m in _IDENT.finditer(text))
+    for m in _IDENT.finditer(text):
+        ident = m.group(0).casefold()
+        version = _VERSION.fullmatch(ident)
+        out.add(f"n:{version.group(1)}" if version else f"p:{ident}")  # "v5.3" is the number 5.3
     out.update(f"q:{m.group(1).casefold().strip()}" for m in _QUOTED.finditer(text))
     for word in _TOKEN.findall(text.casefold()):
         if word in _DAY_SET or word in _MONTH_SET:
@@ -351,14 +398,14 @@ def _stem(word: str) -> str:
 
 def _subject(text: str, values: set[str]) -> frozenset[str]:
     value_words = {v[2:] for v in values if v.startswith("p:")}
-    for pattern in (_CLOCK, _ORDINAL, _NUMBER, _ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH):
-        text = pattern.sub(" ", text)  # a value's characters are not the subject ("周二", "5万")
+    # A value's characters are not the subject ("周二", "5万"), nor are the words that say it changed.
+    for pattern in (_DATE, _CLOCK, _ORDINAL, _NUMBER, _ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH, _CHANGE_ZH):
+        text = pattern.sub(" ", text)
     out: set[str] = set()
     for token in _TOKEN.findall(text.casefold()):
         if _CJK_CHAR.match(token):
-            chars = [c for c in token if c not in _STOP_ZH]
-            run = "".join(chars)
-            out.update(b for i in range(len(run) - 1) if (b := run[i : i + 2]) not in _FILLER_SUBJECT)
+            for run in re.split(f"[{''.join(_STOP_ZH)}]+", token):
+                out.update(b for i in range(len(run) - 1) if (b := run[i : i + 2]) not in _FILLER_SUBJECT)
             continue
         if token in _STOP or token in _FILLER_SUBJECT or token in value_words or token in _DAY_SET:
             continue
@@ -370,3 +417,50 @@ def _subject(text: str, values: set[str]) -> frozenset[str]:
     # A bigram that is a value's characters ("飞书") is the value, not the subject.
     zh_values = [v[2:] for v in values if v.startswith("p:") and _CJK_CHAR.search(v)]
     return frozenset(w for w in out if not any(w in v or v in w for v in zh_values))
+
+
+def keys(text: str) -> frozenset[str]:
+    """A cheap superset of the words `claim(text).subject` can hold (stemmed words, CJK bigrams): two turns
+    sharing none cannot share a subject, so update detection parses only the turns that share one."""
+    out: set[str] = set()
+    for token in _TOKEN.findall(text[:TEXT_CHARS].casefold()):
+        if _CJK_CHAR.match(token):
+            out.update(token[i : i + 2] for i in range(len(token) - 1))
+        elif len(token) >= 3 and token not in _STOP and token not in _FILLER_SUBJECT:
+            out.add(_stem(token))
+    return frozenset(out)
+
+
+VALUE_UNIT = "#"
+
+
+def masked_units(text: str) -> list[str]:
+    """The turn as a sequence of units for alignment: words, each CJK character on its own, every value
+    (number, date, time, name) as "#", and the words that say a change left out."""
+    text = SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1)
+    for pattern in (
+        _DATE,
+        _CLOCK,
+        _ORDINAL,
+        _NUMBER,
+        _ZH_NUMBER,
+        _DAY_ZH,
+        _COMMON_VALUES_ZH,
+        _CAPITAL,
+        _IDENT,
+    ):
+        text = pattern.sub(f" {VALUE_UNIT} ", text)
+    text = _CHANGE.sub(" ", text)
+    out: list[str] = []
+    for token in _TOKEN.findall(text.casefold()):
+        if _CJK_CHAR.match(token):
+            out.extend(c for c in token if c not in _STOP_ZH)
+        elif token in _COMMON_VALUES:
+            out.append(VALUE_UNIT)
+        elif token not in _STOP or token == VALUE_UNIT:
+            out.append(token)
+    return out
+
+
+def is_content(unit: str) -> bool:
+    return unit != VALUE_UNIT and unit not in _STOP and unit not in _STOP_ZH and unit not in _FILLER_SUBJECT

@@ -27,7 +27,7 @@ from typing import Any
 
 from pipeline.core.review_records import Statement as Said
 from pipeline.core.review_records import SupersessionWrite as Supersession
-from pipeline.review.claims import SPEAKER_PREFIX, Claim, claim
+from pipeline.review.claims import SPEAKER_PREFIX, Claim, claim, is_content, keys, masked_units
 
 USER_ROLES = frozenset({"user"})
 
@@ -39,6 +39,9 @@ class UpdateParams:
     slot_frame: float = 0.6  # a one-slot substitution: the shared frame's share of the shorter text
     slot_max: int = 6  # the longest slot (words, or CJK characters) a substitution may change
     candidates: int = 1000  # most recent statements of the scope a review compares its new ones with
+    # Recall's ordering of a query's candidates (never stored): one shared word is enough, and a name may
+    # change without a word of change. Review keeps the strict rules: its links demote for every query.
+    loose: bool = False
 
 
 def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[str, Any] | None:
@@ -47,33 +50,41 @@ def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[st
     if new.ts <= old.ts or not _speakers_fit(old, new):
         return None
     o, n = claim(old.text), claim(new.text)
-    if not (o.asserts and n.asserts) or o.holders != n.holders:
+    if _never(o, n):
         return None
-    if n.suggestion or (n.additive and not n.change):
-        return None
-    shared = o.subject & n.subject
+    # What both are about: shared subject words, and names both mention ("the Atlas budget", "Northwind's
+    # contact"): a name in both is the thing the value belongs to, not the value.
+    anchors = (o.subject & n.subject) | _shared_names(o, n)
     smaller = min(len(o.subject), len(n.subject))
-    if not smaller or len(shared) / smaller < params.min_overlap:
+    if not anchors or (
+        smaller and len(o.subject & n.subject) / smaller < params.min_overlap and len(anchors) < 2
+    ):
         return None
-    if len(shared) < params.min_shared and not _short_numeric(o, n, shared):
+    shared = frozenset(anchors)
+    # A long turn tells a story: two of them share words by chance, so they must share more.
+    need = params.min_shared + (1 if max(len(old.text), len(new.text)) > LONG_CHARS else 0)
+    if len(shared) < need and not (params.loose or _short_numeric(o, n, shared)):
         return None
-    base = {"shared": sorted(shared)[:8]}
+    base = {"shared": sorted(w[2:] if w[1:2] == ":" else w for w in shared)[:8]}
     o_values, n_values = _near(o, shared), _near(n, shared)
     differ = _differing_kinds(o_values, n_values)
-    if len(differ) > 1:
+    if len(shared) < need and differ not in (["n"], ["d"], ["t"], ["d", "t"], ["p"]):
+        return None
+    if len(differ) > 1 and set(differ) != {"d", "t"}:
         return None  # two slots changed: another subject (another project's budget), not a new value
     may_replace = n.change or not (o.multi or n.multi)
     # A name is the value that most often differs between two true statements ("a runbook for Redis" /
     # "for Postgres"): it replaces another only when the newer one says so, or both state one value.
-    if differ == ["p"] and not (n.change or (o.copula and n.copula)):
+    if differ == ["p"] and not (n.change or (o.copula and n.copula) or params.loose):
         return None
+    if differ and (_qualifier_conflict(old.text, new.text) or _other_names(o, n, differ)):
+        return None  # "coverage for the notifications worker" / "for the mobile backend": another subject
     if differ and may_replace:
-        kind = differ[0]
         return base | {
             "rule": "value",
-            "kind": _KINDS[kind],
-            "old": sorted(v[2:] for v in o_values if v[0] == kind),
-            "new": sorted(v[2:] for v in n_values if v[0] == kind and v not in o_values),
+            "kind": _KINDS[differ[0]],
+            "old": sorted(v[2:] for v in o_values if v[0] in differ),
+            "new": sorted(v[2:] for v in n_values if v[0] in differ and v not in o_values),
         }
     if not o.negated_change and not differ and _negates(n, shared, params.min_shared):
         return base | {"rule": "negation"}
@@ -88,6 +99,7 @@ _KINDS = {"n": "number", "t": "time", "d": "date", "p": "name", "q": "quoted"}
 _KIND_OF = {name: kind for kind, name in _KINDS.items()} | {"": ""}
 
 
+LONG_CHARS = 200  # a turn longer than this is a story, not one statement
 ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
 
 
@@ -109,6 +121,24 @@ def _speaker(s: Said) -> str | None:
         return s.speaker
     prefix = SPEAKER_PREFIX.match(s.text)
     return prefix.group(1) if prefix else None
+
+
+def _never(o: Claim, n: Claim) -> bool:
+    """Pairs no rule links: a question, plan or aside about the past on either side, another holder, a
+    suggestion, or a value added beside the old one ("also")."""
+    if not (o.asserts and n.asserts) or o.holders != n.holders:
+        return True
+    return n.suggestion or (n.additive and not n.change)
+
+
+def _other_names(o: Claim, n: Claim, differ: list[str]) -> bool:
+    """Every name changed at once ("MySQL on Mosaic" / "Mongo on Atlas"): another thing, not a new value."""
+    old_names = {v for v in o.values if v[0] == "p"}
+    return differ == ["p"] and len(old_names) >= 2 and not old_names & n.values
+
+
+def _shared_names(o: Claim, n: Claim) -> frozenset[str]:
+    return frozenset(v for v in o.values & n.values if v[0] == "p")
 
 
 def _short_numeric(o: Claim, n: Claim, shared: frozenset[str]) -> bool:
@@ -157,6 +187,25 @@ def _units(text: str) -> list[str]:
 
 def _is_cjk(ch: str) -> bool:
     return "\u3400" <= ch <= "\u9fff"
+
+
+def _qualifier_conflict(old: str, new: str) -> bool:
+    """Whether the two sentences share a frame in which words of the subject were swapped for others
+    ("For the notifications worker, CI fails below 80%" / "For the mobile backend, CI fails below 65%",
+    "网关的覆盖率要求" / "推荐服务覆盖率要求"): a substitution flanked by at least two shared units,
+    with content on both sides. Values are masked, so swapping the value itself is not one."""
+    a, b = masked_units(old), masked_units(new)
+    matcher = SequenceMatcher(a=a, b=b, autojunk=False)
+    ops = matcher.get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "replace":
+            continue
+        if not (any(map(is_content, a[i1:i2])) and any(map(is_content, b[j1:j2]))):
+            continue
+        flanks = [ops[x] for x in (k - 1, k + 1) if 0 <= x < len(ops) and ops[x][0] == "equal"]
+        if any(f[2] - f[1] >= 2 and any(map(is_content, a[f[1] : f[2]])) for f in flanks):
+            return True
+    return False
 
 
 def _one_slot(old: str, new: str, params: UpdateParams) -> tuple[str, str] | None:
@@ -231,6 +280,9 @@ def detect(
     `refused`: (old, new) pairs an operator undid, and those already linked; never linked again."""
     params = params or UpdateParams()
     skip = set(refused)
+    # Parsing a statement is what costs (~0.4 ms); most of the scope shares no word with this batch.
+    wanted = frozenset().union(*(keys(s.text) for s in new))
+    earlier = [s for s in earlier if keys(s.text) & wanted]
     pool = {s.id: s for s in [*earlier, *new]}
     by_word: dict[str, list[int]] = {}
     for s in pool.values():

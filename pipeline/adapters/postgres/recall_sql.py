@@ -81,6 +81,11 @@ _EPISODES = """
     ), earlier AS MATERIALIZED (
         SELECT new_episode_id AS id, array_agg(old_episode_id ORDER BY valid_from) AS ids
         FROM links WHERE NOT undone GROUP BY new_episode_id
+    ), undone AS MATERIALIZED (
+        SELECT x.id, array_agg(x.other) AS ids FROM (
+            SELECT old_episode_id AS id, new_episode_id AS other FROM links WHERE undone
+            UNION ALL SELECT new_episode_id, old_episode_id FROM links WHERE undone
+        ) x GROUP BY x.id
     )
     -- An operator's undo of a link (issue 39) also undoes the fact chain's verdict on that turn.
     SELECT mine.*,
@@ -88,12 +93,13 @@ _EPISODES = """
              AND NOT EXISTS (SELECT 1 FROM links u WHERE u.old_episode_id = mine.id AND u.undone) AS superseded,
            folded.members AS folded_into,
            coalesce(later.ids, '{}') AS superseded_by, later.since AS superseded_at,
-           coalesce(earlier.ids, '{}') AS supersedes
+           coalesce(earlier.ids, '{}') AS supersedes, coalesce(undone.ids, '{}') AS undone_with
     FROM mine
     LEFT JOIN folded ON folded.episode_id = mine.id
     LEFT JOIN stated ON stated.turn_id = mine.turn_id
     LEFT JOIN later ON later.id = mine.id
     LEFT JOIN earlier ON earlier.id = mine.id
+    LEFT JOIN undone ON undone.id = mine.id
 """
 
 # What a scope's lexicon has not seen: reviewed or created since, what came back from cold storage
@@ -214,6 +220,7 @@ class RecallStore:
                     tuple(r.superseded_by),
                     r.superseded_at,
                     tuple(r.supersedes),
+                    tuple(r.undone_with),
                 )
                 for r in conn.execute(text(_EPISODES), params)
             }
