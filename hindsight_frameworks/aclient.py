@@ -110,6 +110,17 @@ class AsyncMemoryClient:
         hits: list[dict[str, Any]] = (await self._request("GET", "/v1/recall", params=params))["results"]
         return hits
 
+    async def recall_keyed(
+        self, query: str, *, agent_id: str, user_id: str, k: int = 10, entity_prefix: str | None = None
+    ) -> dict[str, Any]:
+        """GET /v1/turns/recall (see MemoryClient.recall_keyed)."""
+        if not query.strip():
+            raise InvalidTurn("query: empty")
+        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
+        if entity_prefix is not None:
+            params["entity_prefix"] = entity_prefix
+        return await self._request("GET", "/v1/turns/recall", params=params)
+
     async def latest_turns(self, *, agent_id: str, user_id: str, **filters: Any) -> dict[str, Any]:
         """GET /v1/turns/latest (see MemoryClient.latest_turns)."""
         params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id}

@@ -11,7 +11,8 @@ refused with LangGraph's `InvalidNamespaceError`, as is any label LangGraph refu
 - `get` reads the newest version by key (`GET /v1/turns/latest`); `created_at` is when its first version
   was written, `updated_at` the newest. A put this store made is seen by its own `get` at once, before
   the pipeline has stored it (read your own writes); other readers see it within a second or two.
-- `search(prefix, query=...)` is a recall in the prefix's scope, its hits mapped to the items they are
+- `search(prefix, query=...)` is a recall in the prefix's scope (`GET /v1/turns/recall`: one request), its
+  hits mapped to the items they are
   versions of (each item once, at its best hit's score, with its current value), then `filter`, `offset`
   and `limit`; without a query, the prefix's items, most recently updated first. A search reaches at most
   100 recall hits deep (the API's `k`).
@@ -215,22 +216,14 @@ class HindsightStore(BaseStore):
         # Hits of other paths, of turns that are no store items, and of older versions of one item all
         # share the recall's k: ask for more than the page when a filter or a sub-path narrows it.
         k = min(MAX_RECALL_K, want if not where and prefix == keys.ENTITY_PREFIX else max(want * 3, 20))
-        hits = yield Call("recall", (query,), {"agent_id": scope.agent_id, "user_id": scope.user_id, "k": k})
-        turn_ids = list(dict.fromkeys(t for h in hits for t in h["source_turn_ids"]))[:200]
-        if not turn_ids:
-            return []
-        page = yield Call(
-            "latest_turns",
-            kwargs={
-                "agent_id": scope.agent_id,
-                "user_id": scope.user_id,
-                "entity_prefix": prefix,
-                "turn_ids": turn_ids,
-                "limit": PAGE,
-            },
+        answer = yield Call(
+            "recall_keyed",
+            (query,),
+            {"agent_id": scope.agent_id, "user_id": scope.user_id, "k": k, "entity_prefix": prefix},
         )
+        hits, rows = answer["results"], answer["turns"]
         by_turn: dict[str, dict[str, Any]] = {}
-        for row in page["turns"]:
+        for row in rows:
             if keys.searchable(row):
                 for t in row.get("version_turn_ids", ()):
                     by_turn[t] = row

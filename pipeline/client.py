@@ -240,6 +240,18 @@ class MemoryClient:
             params["turn_id"] = turn_ids
         return self._get("/v1/turns/latest", params)
 
+    def recall_keyed(
+        self, query: str, *, agent_id: str, user_id: str, k: int = 10, entity_prefix: str | None = None
+    ) -> dict[str, Any]:
+        """A recall answered with the keyed turns its hits are versions of, in one request:
+        {"results": [{"id", "score", "source_turn_ids"}], "turns": [as latest_turns gives them]}."""
+        if not query.strip():
+            raise InvalidTurn("query: empty")
+        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
+        if entity_prefix is not None:
+            params["entity_prefix"] = entity_prefix
+        return self._get("/v1/turns/recall", params)
+
     def scopes(self) -> list[dict[str, Any]]:
         """Every (agent_id, user_id) with memories this client may read, most recently active first."""
         rows: list[dict[str, Any]] = self._get("/v1/scopes", {})["scopes"]

@@ -1,4 +1,5 @@
-"""GET /v1/turns/latest: the newest turn of each key a caller gave its turns (metadata entity + attribute).
+"""GET /v1/turns/latest: the newest turn of each key a caller gave its turns (metadata entity + attribute);
+GET /v1/turns/recall: a recall answered with those keyed turns.
 
 What the framework adapters read a LangGraph store item or an Agents SDK session item back by (issue 41).
 """
@@ -12,6 +13,7 @@ from fastapi import APIRouter, Query
 from pipeline.adapters.postgres.keyed_sql import KeyedTurns, KeyFilter
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps
+from pipeline.api.recall_route import run_recall
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import MAX_ID_CHARS
 
@@ -80,3 +82,29 @@ def latest_turns(
     rows, total = KeyedTurns(deps.repo.engine).latest(f, limit=limit, offset=offset)
     next_offset = offset + len(rows) if offset + len(rows) < total else None
     return {"turns": rows, "total": total, "next_offset": next_offset}
+
+
+@router.get("/v1/turns/recall")
+def recall_keyed(
+    deps: Deps,
+    caller: Caller,
+    q: Annotated[str, Query(min_length=1, max_length=4000)],
+    agent_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    user_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_CHARS)],
+    k: Annotated[int, Query(ge=1, le=100)] = 10,
+    entity_prefix: Annotated[
+        str | None, Query(max_length=2000, description="metadata.entity starts with")
+    ] = None,
+) -> dict[str, Any]:
+    """A recall (as GET /v1/recall serves it) answered with the keyed turns its hits are versions of: `results`
+    (each hit's id, score and source turn ids, ranked) and `turns` (the newest turn of each key those turn ids
+    carry, as GET /v1/turns/latest gives it). One request where a framework adapter would need two."""
+    guard(caller, agent_id, user_id, "read")
+    hits = run_recall(deps, q, agent_id=agent_id, user_id=user_id, k=k)
+    turn_ids = tuple(dict.fromkeys(t for h in hits for t in h["source_turn_ids"]))[:MAX_TURN_IDS]
+    rows: list[dict[str, Any]] = []
+    if turn_ids:
+        f = KeyFilter(agent_id=agent_id, user_id=user_id, entity_prefix=entity_prefix, turn_ids=turn_ids)
+        rows, _ = KeyedTurns(deps.repo.engine).latest(f, limit=MAX_TURN_IDS, offset=0)
+    results = [{"id": h["id"], "score": h["score"], "source_turn_ids": h["source_turn_ids"]} for h in hits]
+    return {"results": results, "turns": rows}
