@@ -1,6 +1,6 @@
 """`hindsight bench frameworks`: what the LangGraph store costs over the client (issue 41).
 
-`store.search(namespace, query=...)` is a recall plus one read of the hits' items (GET /v1/turns/latest);
+`store.search(namespace, query=...)` is one request (GET /v1/turns/recall): a recall and its hits' items;
 the target is its p50 <= 1.2 x `client.recall` p50 on the same queries against the same stack. Both are
 timed query by query in one run, alternating which goes first, so machine load hits both alike. The
 stack is real: a scheduler, a review worker and the API (with the indexer) as processes, over the
@@ -147,7 +147,7 @@ def lines(r: FrameworksResult) -> list[str]:
     verdict = "meets" if r.ratio <= TARGET else "misses"
     rows: list[Any] = [
         ("`client.recall`", r.recall_ms),
-        ("`store.search` (recall + one read of the hits' items)", r.search_ms),
+        ("`store.search` (one request: a recall and its hits' items)", r.search_ms),
     ]
     out = [
         "## Framework adapters: LangGraph store search vs client recall (`hindsight bench frameworks`)",
