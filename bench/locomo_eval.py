@@ -50,6 +50,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),
+    "no-update-answers": replace(DEFAULT_TUNING, update_answer_ratio=0.0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

@@ -156,7 +156,8 @@ def judge(ranked: Ranked, pair: Pair) -> Counts:
     new, old = first(ranked, pair.new), first(ranked, pair.old)
     return Counts(
         n=1,
-        current_first=int(new is not None and (old is None or new < old)),
+        # One hit holding both is the newer wording with the older merged into it (dedup keeps the newer).
+        current_first=int(new is not None and (old is None or new <= old)),
         top1=int(new == 0),
     )
 

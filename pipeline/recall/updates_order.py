@@ -12,16 +12,20 @@ statement superseded which, and whether review or recall found it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from itertools import combinations
 
+import numpy as np
+
 from pipeline.core.models import EPISODE, Hit
+from pipeline.core.ports import Vector
 from pipeline.core.recall_rows import RecallEpisode
 from pipeline.core.review_records import Statement
 from pipeline.recall.tuning import RecallTuning
-from pipeline.review.updates import UpdateParams, verdict
+from pipeline.review.claims import claim
+from pipeline.review.updates import UpdateParams, same_voice, says_it_changed, verdict
 
 Link = tuple[int, int, str, datetime]  # (old episode id, new episode id, found by: review | recall, since)
 
@@ -32,7 +36,12 @@ def successors(rows: Iterable[RecallEpisode]) -> set[int]:
 
 
 def order(
-    hits: list[Hit], rows: dict[int, RecallEpisode], tuning: RecallTuning, query: str = ""
+    hits: list[Hit],
+    rows: dict[int, RecallEpisode],
+    tuning: RecallTuning,
+    query: str = "",
+    k: int = 10,
+    vectors: Callable[[list[int]], dict[int, Vector]] | None = None,
 ) -> list[Hit]:
     """`hits` with every superseded statement below its successor (see the module docstring); unchanged
     when `tuning.updates` is off."""
@@ -42,8 +51,12 @@ def order(
     links = _review_links(position, rows) + _recall_links(hits, position, rows, tuning.update_window)
     out = _apply(list(hits), position, links, tuning.update_demotion, flag=True)
     if tuning.update_order_reviewed and asks_present(query):
-        soft = _soft_links(out, position, rows, tuning.update_window, {(o, n) for o, n, *_ in links})
-        out = _apply(out, position, soft, 1.0, flag=False)
+        done = {(o, n) for o, n, *_ in links}
+        # Only among the first k: the order changes, the hits returned do not (no evidence leaves the list).
+        window = min(tuning.update_window, k)
+        cosine = _cosines(out, position, window, vectors) if tuning.update_answer_ratio > 0 else {}
+        soft = _soft_links(out, position, rows, window, done, tuning, cosine)
+        out = _apply(out, position, soft, SOFT_DEMOTION, flag=False)
     return _flag_unmatched(out, position, rows)
 
 
@@ -89,7 +102,9 @@ def _apply(
         else:
             # Ordered, not judged: the newer one just above the older (rank_key puts it first on a tie).
             n = replace(n, score=lifted, explain={**(n.explain or {}), "ordered_before": o.id})
-            o = replace(o, score=min(o.score, lifted), explain={**(o.explain or {}), "ordered_after": n.id})
+            o = replace(
+                o, score=min(o.score, lifted * demotion), explain={**(o.explain or {}), "ordered_after": n.id}
+            )
         out[position[old]], out[position[new]] = o, n
     return out
 
@@ -100,6 +115,8 @@ def _soft_links(
     rows: dict[int, RecallEpisode],
     window: int,
     done: set[tuple[int, int]],
+    tuning: RecallTuning,
+    cosine: dict[tuple[int, int], float],
 ) -> list[Link]:
     """Reviewed pairs among the first `window` hits that the loose rules read as an update, for a question
     about the present: ordered newer first. An operator's undo is respected."""
@@ -109,12 +126,57 @@ def _soft_links(
         old, new = (a, b) if (a.ts, a.id) < (b.ts, b.id) else (b, a)
         if (old.id, new.id) in done or new.id in old.undone_with or not (a.reviewed and b.reviewed):
             continue
-        if verdict(_said(old), _said(new), LOOSE) is not None:
+        alike = cosine.get((old.id, new.id), 0.0) >= tuning.update_answer_cosine
+        if related(old, new) or (
+            alike
+            and _same_answer(
+                old, new, hits[position[old.id]], hits[position[new.id]], tuning.update_answer_ratio
+            )
+        ):
             out.append((old.id, new.id, "recall", new.ts))
     return out
 
 
+def _cosines(
+    hits: list[Hit],
+    position: dict[int, int],
+    window: int,
+    vectors: Callable[[list[int]], dict[int, Vector]] | None,
+) -> dict[tuple[int, int], float]:
+    """Cosine of each pair of the first `window` episode hits (both ways round), from their stored vectors."""
+    if vectors is None:
+        return {}
+    top = sorted(position, key=lambda i: -hits[position[i]].score)[:window]
+    found = vectors(top)
+    ids = [i for i in top if i in found]
+    if len(ids) < 2:
+        return {}
+    matrix = np.stack([found[i] for i in ids]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+    sims = matrix @ matrix.T
+    return {(a, b): float(sims[x, y]) for x, a in enumerate(ids) for y, b in enumerate(ids) if a != b}
+
+
+def _same_answer(old: RecallEpisode, new: RecallEpisode, old_hit: Hit, new_hit: Hit, ratio: float) -> bool:
+    """Two answers to the same question about the present, by the same person, about as relevant (the newer
+    at least `ratio` of the older's score): the newer is the better guess at what holds now."""
+    return ratio > 0 and new_hit.score >= ratio * old_hit.score and same_voice(_said(old), _said(new))
+
+
 LOOSE = UpdateParams(loose=True)
+# An ordered pair: the older just below the newer, not pushed down the list (nothing says it is stale).
+SOFT_DEMOTION = 0.99
+
+
+def related(old: RecallEpisode, new: RecallEpisode) -> bool:
+    """Whether recall reads `new` as a newer statement of what `old` says (the loose rules, or the same
+    person saying something changed about a subject they share): enough to order, never to flag."""
+    a, b = _said(old), _said(new)
+    if verdict(a, b, LOOSE) is not None:
+        return True
+    o, n = claim(a.text), claim(b.text)
+    shares = (o.subject & n.subject) or {v for v in o.values & n.values if v[0] == "p"}
+    return bool(shares) and says_it_changed(a, b)
 
 
 def _episode_id(hit: Hit) -> int:

@@ -56,9 +56,8 @@ def verdict(old: Said, new: Said, params: UpdateParams | None = None) -> dict[st
     # contact"): a name in both is the thing the value belongs to, not the value.
     anchors = (o.subject & n.subject) | _shared_names(o, n)
     smaller = min(len(o.subject), len(n.subject))
-    if not anchors or (
-        smaller and len(o.subject & n.subject) / smaller < params.min_overlap and len(anchors) < 2
-    ):
+    overlap = len(o.subject & n.subject) / smaller if smaller else 0.0
+    if not anchors or (overlap < params.min_overlap and len(anchors) < 2 and not params.loose):
         return None
     shared = frozenset(anchors)
     # A long turn tells a story: two of them share words by chance, so they must share more.
@@ -121,6 +120,26 @@ def _speaker(s: Said) -> str | None:
         return s.speaker
     prefix = SPEAKER_PREFIX.match(s.text)
     return prefix.group(1) if prefix else None
+
+
+def says_it_changed(old: Said, new: Said) -> bool:
+    """Recall's last reading of two hits the same question found: the same person, both stating the present,
+    and the newer one saying that something changed ("I commute on an e-scooter now" after "I get to work
+    on foot"). Too loose to link by (nothing says they share a subject but the question that found both):
+    recall only orders such a pair, and only for a question about the present."""
+    if new.ts <= old.ts or not _speakers_fit(old, new):
+        return False
+    o, n = claim(old.text), claim(new.text)
+    return not _never(o, n) and (n.change or (n.negated_change and not o.negated_change))
+
+
+def same_voice(old: Said, new: Said) -> bool:
+    """The newer one is said later by the same person (or restates an echo), both state the present, and
+    nothing marks them as both true (another holder, "also", a suggestion): what recall needs besides a
+    shared question to read two answers as an older and a newer one."""
+    if new.ts <= old.ts or not _speakers_fit(old, new):
+        return False
+    return not _never(claim(old.text), claim(new.text))
 
 
 def _never(o: Claim, n: Claim) -> bool:
