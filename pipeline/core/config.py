@@ -172,11 +172,11 @@ class RecallSettings(BaseModel):
         le=1,
         description="how much decay lowers a memory in recall's ranking (0 not at all, 1 fully)",
     )
-    # Semantic memories among recall's results (RecallTuning.semantic; None: its default, off). Review still
-    # builds them (`/v1/memories?kind=semantic`, the inspector); ranked beside their members they took result
-    # slots from the turns that held the answer on all three evaluation sets (`hindsight bench quality
-    # --variant semantic`, BENCHMARKS.md).
-    semantic: bool | None = Field(None, description="rank semantic memories in recall (default: off)")
+    # Semantic memories among recall's results (RecallTuning.semantic; None: its default, on since issue 40:
+    # coherent memories only, each standing in for the members its text states). False: turns only; review
+    # still builds them (`/v1/memories?kind=semantic`, the inspector). `hindsight bench quality --variant
+    # no-semantic`, BENCHMARKS.md.
+    semantic: bool | None = Field(None, description="rank semantic memories in recall (default: on)")
     # Read your writes: the scheduler screens each turn for prompt injection as it stores it, and a turn the
     # screen passes is recallable at once (lexical side) and once embedded off the write path (dense side),
     # marked `"reviewed": false` until its review decides (`hindsight bench freshness`, BENCHMARKS.md). Off,

@@ -114,6 +114,8 @@ class Hit:
         }
         if self.stands_for is not None:
             out["stands_for"] = self.stands_for
+        if self.kind == "semantic":
+            out["speaks_for"] = list(self.speaks_for)
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
         if self.supersedes:

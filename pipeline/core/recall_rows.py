@@ -54,6 +54,8 @@ class SemanticRow:
     speaks_for: tuple[str, ...] = ()
     first_said: datetime | None = None  # when its members were said
     last_said: datetime | None = None
+    # What its members ask of the assistant (restated requests, issue 40: "answer_length"), when review knew.
+    subject: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

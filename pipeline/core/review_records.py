@@ -75,6 +75,10 @@ class Point:
     ts: datetime
     vector: Vector
     importance: float  # its quality total
+    # Who said it and where (restatement linking, issue 40), and whether a newer statement superseded it.
+    role: str = "user"
+    session_id: str = ""
+    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,14 +185,20 @@ class MemoryPlan:
     # Other open memories whose every member this one holds now: closed with it (no turn left in two open
     # memories at once), not continued as its versions.
     absorbs: tuple[int, ...] = ()
+    # Built on restated requests (issue 40): its subject; the text comes from restatements.statement.
+    subject: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryWrite:
     plan: MemoryPlan
     text: str
-    method: str  # extractive | llm | template | tool_insight
+    method: str  # extractive | llm | template | tool_insight | restated
     details: dict[str, Any] | None = None  # kind-specific numbers (a tool insight's counts and rates)
+    # Issue 40: recall returns only coherent memories; `stated` names the members (episode ids) whose words
+    # the text states, the only ones it stands in for (None: the old rule, recall_sql._SEMANTIC).
+    coherent: bool = True
+    stated: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,10 +42,13 @@ def to_hit(
     tuning: RecallTuning,
     speaker: str | None = None,
     role: str | None = None,
+    asked: frozenset[str] = frozenset(),
 ) -> Hit | None:
     """The hit a candidate becomes, scored; None when hydration did not find it recallable. `speaker` is the
     person the query names (hybrid.named_speaker), `role` the side it names (hybrid.named_role): the turns
-    that one spoke get `tuning.speaker_boost`."""
+    that one spoke get `tuning.speaker_boost`. `asked`: the subjects the query asks about
+    (restatements.asked_subjects): a memory of restated requests about one of them is marked for
+    `subject_first`."""
     kind, ref = c.key
     if kind == SEMANTIC:
         memory = memories.get(ref)
@@ -59,6 +62,9 @@ def to_hit(
             window=tuning.window_boost if in_window else 1.0,
             fact=tuning.fact_boost if fact_turns.intersection(memory.turn_ids) else 1.0,
         )
+        explain = _explain(c, factors, window)
+        if memory.subject is not None and memory.subject in asked:
+            explain["answers_subject"] = memory.subject  # `subject_first` puts it first
         return Hit(
             id=f"{SEMANTIC}:{memory.id}",
             kind="semantic",
@@ -70,7 +76,7 @@ def to_hit(
             source_turn_ids=memory.turn_ids,
             session_id=None,
             event_time=memory.valid_from,
-            explain=_explain(c, factors, window),
+            explain=explain,
             speaks_for=memory.speaks_for,
             stands_for={
                 "turns": len(memory.turn_ids),
@@ -157,6 +163,25 @@ def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[st
         "superseded_factor": f.superseded,
         "speaker_boost": f.speaker,
     }
+
+
+def subject_first(hits: list[Hit]) -> list[Hit]:
+    """A question about what the user asked of the assistant ("How long should my answers be?") gets review's
+    memory of those requests first: the coherent memory that states them, on the subject the question asks
+    about (`to_hit`'s `answers_subject`), ranks above every other hit it was recalled with. Nothing leaves
+    the list. `hits` come sorted by score; so does the result."""
+    marked = [h for h in hits if h.explain and h.explain.get("answers_subject")]
+    if not marked or not hits:
+        return hits
+    top = max(h.score for h in hits)
+    lifted = [
+        replace(h, score=max(h.score, top * 1.000001), explain={**(h.explain or {}), "subject_first": True})
+        if h in marked
+        else h
+        for h in hits
+    ]
+    lifted.sort(key=rank_key, reverse=True)
+    return lifted
 
 
 def stand_in(hits: list[Hit], max_members: int) -> list[Hit]:

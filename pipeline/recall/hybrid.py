@@ -37,9 +37,18 @@ from pipeline.core.recall_rows import MemoryKey, RecallEpisode
 from pipeline.core.scripts import mostly_cjk
 from pipeline.ingest.validation import utcnow
 from pipeline.recall import lexical, ranking, updates_order
-from pipeline.recall.hits import Candidate, cold_hits, history_below_current, rank_key, stand_in, to_hit
+from pipeline.recall.hits import (
+    Candidate,
+    cold_hits,
+    history_below_current,
+    rank_key,
+    stand_in,
+    subject_first,
+    to_hit,
+)
 from pipeline.recall.temporal import time_window
 from pipeline.recall.tuning import DEFAULT_TUNING, RecallTuning
+from pipeline.review.restatements import asked_subjects
 
 __all__ = ["DEFAULT_TUNING", "RecallTuning", "named_role", "named_speaker", "recall"]
 
@@ -143,10 +152,12 @@ def recall(
     memories = memories_future.result() if memories_future is not None else {}
     fact_turns = facts_future.result()
     speaker, role = _named_party(query, episodes.values())
+    asked = asked_subjects(query) if memories else frozenset()
     hits = [
         hit
         for c in candidates.values()
-        if (hit := to_hit(c, episodes, memories, window, fact_turns, tuning, speaker, role)) is not None
+        if (hit := to_hit(c, episodes, memories, window, fact_turns, tuning, speaker, role, asked))
+        is not None
     ]
     if lifts:
         hits = _lift_neighbours(hits, lifts)
@@ -172,6 +183,14 @@ def recall(
         },
     )
     hits.sort(key=rank_key, reverse=True)
+    return _listed(hits, tuning, k)
+
+
+def _listed(hits: list[Hit], tuning: RecallTuning, k: int) -> list[Hit]:
+    """The first `k` of the sorted hits, after the list rules: review's memory of what a question asks about
+    first, then each memory standing in for the members it states."""
+    if tuning.subject_first:
+        hits = subject_first(hits)
     if tuning.stand_in:
         hits = stand_in(hits, tuning.stand_in_max)
     return hits[:k]

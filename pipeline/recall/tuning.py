@@ -18,8 +18,8 @@ class RecallTuning:
     -0.001 (helps one set: off); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 / +0.026 (helps
     one: off); fact boost 0 / 0, 0 / -0.011, 0 / 0 (off); session prior -0.014 / -0.018, +0.018 / -0.003,
     -0.016 / -0.028 (on); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
-    +0.020 / +0.020, 0 / +0.005): members rank at their whole weight and no memory stands in for them;
-    semantic memories themselves measured better left out on all three (see `semantic`).
+    +0.020 / +0.020, 0 / +0.005): members rank at their whole weight; since issue 40 a coherent memory
+    stands in for the members its text states (see `semantic`).
     """
 
     dense: bool = True
@@ -85,20 +85,30 @@ class RecallTuning:
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
     fact_boost: float = 1.0  # off: see the class note (1.2 before)
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
-    # Semantic memories among the results (off: turns only, members at their whole weight; review still builds
-    # the memories: /v1/memories, the inspector; HINDSIGHT_RECALL__SEMANTIC=true puts them back). Without
-    # them, R@5 / R@10 through the pipeline (`--variant semantic` the other way): LoCoMo +0.006 / +0.006,
-    # assistant_help -0.007 / +0.014, friends_chat +0.001 / +0.011, and dense-only on assistant_help 0.455 /
-    # 0.568 -> 0.522 / 0.669 (the session before: +0.010 / +0.009, +0.015 / +0.020, +0.003 / +0.010). A
-    # memory built by rules-only review is a representative member plus keywords (issue 27) standing beside
-    # its members, and takes as many of the k result slots as it has members.
-    semantic: bool = False
+    # Semantic memories among the results (issue 40: on). Review writes a memory only when its members are
+    # about one subject (a fact chain, restated requests, a cosine cluster with a term in every member) and
+    # records which members its text states; recall returns coherent memories only, each standing in for
+    # the members it states (`stand_in`). False: turns only (HINDSIGHT_RECALL__SEMANTIC=false); review still
+    # builds the memories (/v1/memories, the inspector). Before issue 40 they were off: a memory built by
+    # cosine alone stood beside its members and took result slots from the turns that held the answer
+    # (R@5 / R@10 without them: LoCoMo +0.006 / +0.006, assistant_help -0.007 / +0.014, friends_chat
+    # +0.001 / +0.011). `bench quality --variant no-semantic` measures the switch with the current review.
+    semantic: bool = True
     stand_in: bool = True  # a semantic memory hides its members from the list
+    # A question about what the user asked of the assistant ("How long should my answers be?", "用什么语言
+    # 回复？": restatements.asked_subjects) gets the memory of restated requests on that subject first, when
+    # it was recalled at all (hits.subject_first): review built it, found it coherent and named its subject
+    # (issue 40); it stands in for the turns it states, so it costs the list one slot. No multiplier to tune.
+    # `bench quality --variant no-subject-first`.
+    subject_first: bool = True
     # A memory folded from more turns than this is a topic rather than a statement: it keeps its own rank
     # and its members keep theirs (on LoCoMo, rules-only review builds some 300-turn clusters). 12 -> 8,
     # LoCoMo 1-5 with speaker_boost 1.3: R@5 / R@10 0.735 / 0.811 -> 0.738 / 0.813 (held out 0.723 /
     # 0.796 -> 0.724 / 0.796; 20: 0.720 / 0.799 all conversations at speaker_boost 1.2).
-    stand_in_max: int = 0  # no memory stands in, members keep their weight: see the class note (8 before)
+    # Issue 40: a memory stands in only for the members whose words its text states (review's
+    # `semantic_members.stated`), so the bound guards against a topic-sized memory only: restated requests
+    # and fact chains hold 2 - 6 turns. (Before: 0, no memory stood in; 8 before that.)
+    stand_in_max: int = 12
     # Review folded a member at this weight before ReviewSettings.member_weight became 1.0 (members keep
     # theirs); a member still at it ranks with its own weight back whenever its memory does not stand in
     # for it (LoCoMo: 2,150 turns sit in memories of more than 12 members).

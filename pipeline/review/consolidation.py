@@ -37,10 +37,12 @@ def plan(
     match_cosine: float,
     about: dict[int, frozenset[str]] | None = None,
     facts: Sequence[ChainState | None] = (),
+    subjects: Sequence[str | None] = (),
 ) -> ConsolidationPlan:
     """`clusters` hold indices into `points`, most central first. Each open memory matches one cluster at most.
 
     `facts[k]`: the fact chain cluster k was built on (`fact_groups`), if any; its memory says that value.
+    `subjects[k]`: the subject of the restated requests cluster k holds (restatements.group), if it is one.
 
     `about`: episode id -> the fact attributes it states (see `coherent`); a member of the matched memory
     that the clustering did not revisit stays only if it is about none of the cluster's other facts."""
@@ -52,8 +54,15 @@ def plan(
     taken: set[int] = set()
     out: list[MemoryPlan] = []
     unchanged: list[int] = []
-    labelled = list(zip(clusters, [*facts, *[None] * (len(clusters) - len(facts))], strict=True))
-    for cluster, fact in sorted(labelled, key=lambda c: len(c[0]), reverse=True):
+    labelled = list(
+        zip(
+            clusters,
+            [*facts, *[None] * (len(clusters) - len(facts))],
+            [*subjects, *[None] * (len(clusters) - len(subjects))],
+            strict=True,
+        )
+    )
+    for cluster, fact, subject in sorted(labelled, key=lambda c: len(c[0]), reverse=True):
         ids = [points[i].episode_id for i in cluster]
         c = centroid(np.stack([points[i].vector for i in cluster]))
         match = _match(set(ids), c, [m for m in open_memories if m.id not in taken], match_cosine)
@@ -67,6 +76,7 @@ def plan(
                 for i in sorted(match.members - set(ids))
                 if i in by_id
                 and i not in clustered
+                and not by_id[i].superseded
                 and not (topics and about.get(i) and not about[i] & topics)
             ]
             replaces = match.id
@@ -86,6 +96,7 @@ def plan(
                 replaces=replaces,
                 fact=fact,
                 absorbs=absorbs,
+                subject=subject,
             )
         )
     return ConsolidationPlan(memories=tuple(out), unchanged=tuple(unchanged))
@@ -114,8 +125,13 @@ def clusterable(points: Sequence[Point], taken: set[int], *, cjk: bool) -> list[
     """Indices of the points cosine clustering may group: not `taken` (by a fact group), and, unless the
     embedding model reads CJK scripts (`cjk`), not written mostly in them (`scripts.mostly_cjk`). An
     English-only model's vectors of Chinese turns say little of what they mean and sit close together:
-    clustered, a scope's unrelated Chinese turns became one memory. Left out, they stay episodes."""
-    return [i for i, p in enumerate(points) if i not in taken and (cjk or not mostly_cjk(p.content))]
+    clustered, a scope's unrelated Chinese turns became one memory. Left out, they stay episodes. A superseded
+    point (`Point.superseded`) would revive an outdated value: it joins restated requests only."""
+    return [
+        i
+        for i, p in enumerate(points)
+        if i not in taken and not p.superseded and (cjk or not mostly_cjk(p.content))
+    ]
 
 
 def coherent(
@@ -170,17 +186,17 @@ def fact_groups(
     candidates = []
     for state, turn_ids in facts.values():
         members = tuple(sorted({by_turn[t] for t in turn_ids if t in by_turn}))
-        if _worth_a_memory(state, len(members)):
+        if worth_a_memory(state, len(members)):
             candidates.append((state, members))
     taken: set[int] = set()
     groups = []
     for state, members in sorted(candidates, key=lambda c: (-len(c[1]), c[0].key)):
         free = tuple(i for i in members if i not in taken)
-        if _worth_a_memory(state, len(free)):
+        if worth_a_memory(state, len(free)):
             groups.append((state, free))
             taken.update(free)
     return groups
 
 
-def _worth_a_memory(state: ChainState, members: int) -> bool:
+def worth_a_memory(state: ChainState, members: int) -> bool:
     return members >= 2 or (members == 1 and state.previous is not None)

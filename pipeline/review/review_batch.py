@@ -14,17 +14,14 @@ another loses cleanly in `complete_review`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import numpy as np
 
 from pipeline.core.models import CorrectionHint, FactCandidate
 from pipeline.core.ports import Embedder, ReviewLLM, ReviewStore, Vector
 from pipeline.core.review_records import (
     BatchEpisode,
-    ChainState,
     EpisodeDecision,
     MemoryPlan,
     MemoryWrite,
@@ -37,12 +34,13 @@ from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, is_tool_call, tool_cal
 from pipeline.core.vectors import from_blob, to_blob
 from pipeline.review import (
     clustering,
-    consolidation,
+    consolidate_review,
     dedup,
     fact_extraction,
     injection,
     passages,
     quality,
+    restatements,
     summarise,
     tool_insights,
     tool_scoring,
@@ -72,6 +70,10 @@ class ReviewConfig:
     tools: tool_insights.ToolInsightParams = field(default_factory=tool_insights.ToolInsightParams)
     # Knowledge updates for any attribute (issue 39); None turns the rules off (the fact chains still link).
     update_rules: updates.UpdateParams | None = field(default_factory=updates.UpdateParams)
+    # Restated requests become one memory (issue 40); None turns the linking off.
+    restate: restatements.Signals | None = field(default_factory=restatements.Signals)
+    # A cosine cluster is a memory only when some term is in every member (restatements.anchored).
+    anchored: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,8 +203,16 @@ def review_batch(
     }
     memories: list[MemoryWrite] = []
     if batch.kind == "full":
-        memories, cluster_counts = _consolidate(
-            inputs, decisions, candidates, vectors, config, llm, stats, timings
+        memories, cluster_counts = consolidate_review.consolidate(
+            inputs,
+            decisions,
+            candidates,
+            vectors,
+            config,
+            llm,
+            stats,
+            timings,
+            superseded=frozenset(link.old for link in links),
         )
         counts |= cluster_counts
         t_tools = time.perf_counter()
@@ -409,154 +419,3 @@ def _with_llm_facts(
 
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 2)
-
-
-def _consolidate(
-    inputs: ReviewInputs,
-    decisions: list[EpisodeDecision],
-    candidates: list[FactCandidate],
-    vectors: dict[int, Vector],
-    config: ReviewConfig,
-    llm: ReviewLLM | None,
-    stats: dict[str, int],
-    timings: dict[str, float],
-) -> tuple[list[MemoryWrite], dict[str, int]]:
-    """Cluster the scope's kept episodes (this batch's and earlier unconsolidated ones) into semantic memories.
-
-    Embeddings come from PostgreSQL (or this review): nothing is embedded again.
-    """
-    t0 = time.perf_counter()
-    episodes = inputs.episodes
-    final = {d.id: d.status for d in decisions}
-    batch_points = [
-        consolidation.Point(
-            ep.id, (ep.turn_id,), ep.content, ep.ts, vectors[ep.id], _importance(decisions, ep.id)
-        )
-        for ep in episodes
-        if final.get(ep.id, ep.status) == "kept" and not is_tool_call(ep.role, ep.metadata)
-    ]
-    # The batch's own points count towards the limit, so a scope at the limit stays on the exact path.
-    points = batch_points + inputs.points[: max(config.cluster_limit - len(batch_points), 0)]
-    counts = {"clustered": len(points), "clusters": 0, "noise": len(points)}
-    if len(points) < config.cluster.min_cluster_size:
-        timings["cluster"] = _ms(t0)
-        return [], counts
-    matrix = np.stack([p.vector for p in points])
-    # Turns that state the same current fact are one memory whatever their wording: embeddings of
-    # paraphrases like "keep it short" / "too wordy" sit far apart (cosine ~0.2-0.5 with MiniLM).
-    groups = consolidation.fact_groups(points, _fact_keys(inputs.fact_groups, candidates))
-    grouped = {i for _, g in groups for i in g}
-    rest = consolidation.clusterable(points, grouped, cjk=config.cluster_cjk)
-    found = clustering.cluster(matrix[rest], config.cluster)[0] if len(rest) >= 2 else []
-    by_fact = [_central(matrix, list(g)) for _, g in groups]
-    about = _about(points, inputs.fact_attributes, candidates)
-    # A fact group is about one attribute by construction; what cosine grouped is split where it is not.
-    by_cosine = consolidation.coherent(
-        [_central(matrix, [rest[i] for i in c.members]) for c in found],
-        about,
-        matrix,
-        config.cluster.min_cluster_size,
-    )
-    ordered = by_fact + by_cosine
-    clustered = {i for c in ordered for i in c}
-    noise = [i for i in range(len(points)) if i not in clustered]
-    plan = consolidation.plan(
-        points,
-        ordered,
-        inputs.open_memories,
-        match_cosine=config.match_cosine,
-        about={p.episode_id: a for p, a in zip(points, about, strict=True) if a},
-        facts=[state for state, _ in groups],
-    )
-    timings["cluster"] = _ms(t0)
-    counts |= {
-        "clusters": len(ordered),
-        "fact_clusters": len(groups),
-        "noise": len(noise),
-        "memories_unchanged": len(plan.unchanged),
-    }
-
-    t1 = time.perf_counter()
-    by_id = {p.episode_id: p for p in points}
-    said_often = summarise.repeated_sentences([p.content for p in points])
-    writes = []
-    for memory in plan.memories:
-        if memory.fact is not None:
-            # The chain's own value, not a summary that might state an old one (or an LLM's paraphrase of it).
-            writes.append(MemoryWrite(memory, summarise.fact_statement(memory.fact), "template"))
-            continue
-        texts = [by_id[i].content for i in memory.members]
-        central = list(range(len(texts)))
-        stated = summarise.statement(texts, central, said_often=said_often)
-        if stated is None and memory.replaces is None:
-            # Nobody in it says anything ("omg", "ugh", "lmaooo"): no memory, the turns stay episodes.
-            counts["memories_unstated"] = counts.get("memories_unstated", 0) + 1
-            continue
-        text = llm.summarise(texts, stats) if llm is not None else None
-        if text is None:
-            writes.append(
-                MemoryWrite(memory, stated or summarise.extractive_summary(texts, central), "extractive")
-            )
-        else:
-            writes.append(MemoryWrite(memory, text, "llm"))
-    timings["summarise"] = _ms(t1)
-    return writes, counts
-
-
-def _central(matrix: Vector, cluster: list[int]) -> list[int]:
-    return [cluster[i] for i in clustering.central_order(matrix[cluster])]
-
-
-def _fact_keys(
-    stored: Sequence[tuple[ChainState, tuple[str, ...]]], candidates: list[FactCandidate]
-) -> dict[str, tuple[ChainState, set[str]]]:
-    """Chain key -> (what the chain says now, the turns stating it): stored facts plus this review's statements.
-
-    A statement newer than the stored value moves the chain (its turns no longer state the current value);
-    an older one is history and groups nothing; a correction replaces a value that never held, so the
-    memory does not say "was" of it."""
-    keys: dict[str, tuple[ChainState, set[str]]] = {}
-    current: dict[tuple[str, str], str] = {}
-    for state, turn_ids in stored:
-        keys[state.key] = (state, set(turn_ids))
-        current[(state.entity, state.attribute)] = state.key
-    for c in sorted(candidates, key=lambda c: c.valid_from):
-        state = ChainState(c.entity, c.attribute, c.value, c.valid_from)
-        if state.key in keys:
-            keys[state.key][1].update(c.turn_ids)
-            continue
-        held_key = current.get((c.entity, c.attribute))
-        if held_key is not None:
-            held = keys[held_key][0]
-            if c.valid_from <= held.since:
-                continue
-            del keys[held_key]
-            previous = (held.previous, held.until) if c.correction else (held.value, c.valid_from)
-            state = ChainState(c.entity, c.attribute, c.value, c.valid_from, *previous)
-        keys[state.key] = (state, set(c.turn_ids))
-        current[(c.entity, c.attribute)] = state.key
-    return keys
-
-
-def _about(
-    points: Sequence[consolidation.Point],
-    stored: Sequence[tuple[str, tuple[str, ...]]],
-    candidates: list[FactCandidate],
-) -> list[frozenset[str]]:
-    """The fact attributes (entity/attribute) each point states: stored facts, current or closed, plus this
-    review's statements."""
-    by_turn: dict[str, set[str]] = {}
-    for key, turn_ids in stored:
-        for t in turn_ids:
-            by_turn.setdefault(t, set()).add(key)
-    for c in candidates:
-        for t in c.turn_ids:
-            by_turn.setdefault(t, set()).add(f"{c.entity}/{c.attribute}")
-    return [frozenset(a for t in p.turn_ids for a in by_turn.get(t, ())) for p in points]
-
-
-def _importance(decisions: list[EpisodeDecision], episode_id: int) -> float:
-    for d in decisions:
-        if d.id == episode_id and d.quality is not None:
-            return float(d.quality.get("total", 0.5))
-    return 0.5

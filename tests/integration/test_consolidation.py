@@ -68,12 +68,11 @@ def test_paraphrases_become_one_versioned_semantic_memory_that_a_change_of_mind_
     assert counts["memories_created"] == 1
     assert [(counts["clustered"],)] == _rows(stack, "SELECT count(*) FROM episodes WHERE status = 'kept'")
 
-    # Recall ranks the turns, at their whole weight (review folds them without lowering it, so they decay
-    # from their own); the summary is not among them by default (RecallTuning.semantic: it took result
-    # slots from the answer on every set).
+    # Recall returns the memory first for a question about its subject (issue 40), with the paraphrases as
+    # its provenance; review folds them without lowering their weight, so they decay from their own.
     hits = stack.recall("how long should your answers be", "agent-a", "mo", k=10)
-    assert all(h["kind"] == "episode" for h in hits)
-    assert paraphrase_turns <= {t for h in hits for t in h["source_turn_ids"]}  # type: ignore[attr-defined]
+    assert hits[0]["kind"] == "semantic", hits
+    assert set(hits[0]["source_turn_ids"]) == paraphrase_turns  # type: ignore[arg-type]
     assert _rows(stack, "SELECT DISTINCT weight, base_weight FROM episodes WHERE consolidated") == [
         (1.0, 1.0)
     ]

@@ -90,7 +90,7 @@ def test_superseded_values_rank_below_current_ones_and_as_of_answers_the_past(st
     assert all(datetime.fromisoformat(r["event_time"]) <= MAR for r in then)
 
 
-def test_members_rank_whole_and_a_semantic_memory_is_recalled_beside_them_only_when_switched_on(
+def test_a_semantic_memory_stands_in_for_the_members_it_states_and_the_switch_turns_it_off(
     stack: Stack,
 ) -> None:
     stack.start_scheduler()
@@ -100,36 +100,42 @@ def test_members_rank_whole_and_a_semantic_memory_is_recalled_beside_them_only_w
     stack.full_review("agent-a", "mo")
     wait_until(lambda: stack.repo.outbox_lag()[0] == 0, timeout=30, what="the outbox to drain")
 
-    # By default recall ranks turns only (semantic memories took result slots from the turns holding the
-    # answer on all three evaluation sets: RecallTuning's note); each member is found on its own at its whole
-    # weight although review folded it at 0.5. With HINDSIGHT_RECALL__SEMANTIC the memory is found too, with
-    # its provenance, and still hides none of its members.
+    # By default (issue 40) recall returns the coherent memory with its provenance, and it stands in for the
+    # members whose words its text states: they are not listed again. Switched off (HINDSIGHT_RECALL__SEMANTIC
+    # =false) recall ranks the turns only, each at its whole weight.
     semantic = _get_memories(stack)
     assert [set(m["source_turn_ids"]) for m in semantic] == [members]
     deps = stack.api.app.state.deps  # type: ignore[attr-defined]
     default = deps.tuning
-    for switched_on in (False, True):
+    assert default.semantic
+    for switched_on in (True, False):
         deps.tuning = replace(default, semantic=switched_on)
         for q in ("Your replies are too wordy.", "how long should your answers be"):
             results = _recall(stack, q, "mo")
             memories = [r for r in results if r["kind"] == "semantic"]
             assert [set(m["source_turn_ids"]) for m in memories] == ([members] if switched_on else []), q
+            stated: set[str] = set()
             for m in memories:  # what it stands for, and when it was said
                 assert m["stands_for"]["turns"] == len(members)
                 assert m["stands_for"]["first"] <= m["stands_for"]["last"]
+                stated |= set(m["speaks_for"])
             alone = {t for r in results if r["kind"] == "episode" for t in r["source_turn_ids"]}
-            assert members <= alone, q
+            assert not alone & stated, q  # a member it states is not listed again
+            assert members <= alone | stated, q  # and none is lost
             assert all(r["explain"]["weight"] == 1.0 for r in results if r["kind"] == "episode")
             scores = [r["score"] for r in results]
             assert scores == sorted(scores, reverse=True)
     deps.tuning = default
-    # The paraphrases state one fact (answer_style): the memory is the chain's template, which speaks for
-    # every member, so each may lend it its rank (issue 27; extractive texts: test_memory_texts.py).
+    # The paraphrases are restated requests on one subject: the latest wording leads, the earlier ones are
+    # quoted, so the text states (speaks for) every member.
     memory_id = int(semantic[0]["id"].split(":")[1])
     row = RecallStore(stack.repo.engine).semantic_by_id([memory_id], agent_id="agent-a", user_id="mo")[
         memory_id
     ]
-    assert row.text == "The user prefers short answers."
+    assert row.text == (
+        'Just get to the point. Earlier: "Your replies are too wordy", "Please keep it short" and '
+        '"I don\'t like long answers".'
+    )
     assert set(row.speaks_for) == members
 
 

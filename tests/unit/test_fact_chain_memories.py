@@ -1,5 +1,5 @@
 """Memories built on fact chains (issue 27): one per (entity, attribute), saying the current value and what it
-replaced. Pure: consolidation.fact_groups, review_batch._fact_keys and summarise.fact_statement."""
+replaced. Pure: consolidation.fact_groups, consolidate_review._fact_keys and summarise.fact_statement."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 
 from pipeline.core.models import FactCandidate
 from pipeline.core.review_records import ChainState, Point
+from pipeline.review.consolidate_review import _fact_keys
 from pipeline.review.consolidation import fact_groups, plan
-from pipeline.review.review_batch import _fact_keys
 from pipeline.review.summarise import fact_statement
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)

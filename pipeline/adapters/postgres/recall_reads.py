@@ -110,7 +110,7 @@ class RecallReads(SqlStore):
                     NULL, 'user'
              FROM semantic_memories m
              WHERE m.agent_id = :a AND m.user_id = :u AND m.status = 'cold' AND m.valid_to IS NULL
-               AND m.embedding IS NOT NULL
+               AND m.embedding IS NOT NULL AND m.coherent
              LIMIT :limit)
             """
         )

@@ -120,15 +120,15 @@ _LEXICAL = """
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.restored_at > :since AND e.status = 'kept'
     UNION ALL
-    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL, m.created_at,
-           CASE WHEN :vectors THEN m.embedding END, false, false
+    SELECT 'semantic', m.id, NULL, m.text, NULL, m.status = 'kept' AND m.valid_to IS NULL AND m.coherent,
+           m.created_at, CASE WHEN :vectors THEN m.embedding END, false, false
     FROM semantic_memories m
     WHERE m.agent_id = :a AND m.user_id = :u AND m.created_at > :since
     UNION ALL
     SELECT 'semantic', m.id, NULL, m.text, NULL, m.valid_to IS NULL, m.restored_at,
            CASE WHEN :vectors THEN m.embedding END, true, false
     FROM semantic_memories m
-    WHERE m.agent_id = :a AND m.user_id = :u AND m.restored_at > :since AND m.status = 'kept'
+    WHERE m.agent_id = :a AND m.user_id = :u AND m.restored_at > :since AND m.status = 'kept' AND m.coherent
     UNION ALL
     SELECT 'episode', e.id, e.session_id, e.content, e.metadata->>'speaker', true, e.received_at, NULL, false,
            true
@@ -158,23 +158,25 @@ LEXICAL_CHUNK = 2000
 
 # Open (or at `as_of` valid) semantic memories with their members' turn ids, merged turns included.
 _SEMANTIC = """
-    SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to,
+    SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to, m.details->>'subject' AS subject,
            array_agg(t.turn_id ORDER BY t.ord) AS turn_ids,
            coalesce(array_agg(t.turn_id ORDER BY t.ord) FILTER (WHERE t.says), '{}') AS speaks_for,
            min(t.ts) AS first_said, max(t.ts) AS last_said
     FROM semantic_memories m
     JOIN LATERAL (
         SELECT x.turn_id, e.ts, row_number() OVER () AS ord,
-               -- A template or an LLM summary states what every member states; an extractive text is
-               -- one member's sentence (filler trimmed, a full stop added): it speaks for the members
-               -- that say it.
-               m.method IN ('template', 'llm')
-               OR strpos(regexp_replace(e.content, '[[:space:]]+', ' ', 'g'), rtrim(m.text, '.。!！…')) > 0 AS says
+               -- Review records which members the text states (issue 40: restatements.covers). Rows
+               -- from before (NULL): a template or an LLM summary states what every member states; an
+               -- extractive text is one member's sentence (filler trimmed, a full stop added): it speaks
+               -- for the members that say it.
+               coalesce(sm.stated, m.method IN ('template', 'llm')
+               OR strpos(regexp_replace(e.content, '[[:space:]]+', ' ', 'g'), rtrim(m.text, '.。!！…')) > 0)
+               AS says
         FROM semantic_members sm JOIN episodes e ON e.id = sm.episode_id
         CROSS JOIN LATERAL unnest(array_prepend(e.turn_id, e.merged_turn_ids)) AS x(turn_id)
         WHERE sm.memory_id = m.id
     ) t ON true
-    WHERE m.id = ANY(:ids) AND m.agent_id = :a AND m.user_id = :u AND m.status = 'kept'
+    WHERE m.id = ANY(:ids) AND m.agent_id = :a AND m.user_id = :u AND m.status = 'kept' AND m.coherent
       AND m.valid_from <= coalesce(:as_of, now())
       AND (m.valid_to IS NULL OR m.valid_to > coalesce(:as_of, now()))
     GROUP BY m.id
@@ -309,6 +311,7 @@ class RecallStore:
                     tuple(dict.fromkeys(r.speaks_for)),
                     r.first_said,
                     r.last_said,
+                    r.subject,
                 )
                 for r in rows
             }

@@ -93,7 +93,9 @@ class ReviewQueries(SqlStore):
                 _SCOPE_EPISODES, {"a": a, "u": u, "exclude": exclude, "limit": memory_limit}
             ).all()
             memories = [Memory(r.id, r.ts, from_blob(r.embedding), r.content) for r in rows]
-            points = [_point(r) for r in rows if r.clusterable][:cluster_limit]
+            # A turn whose every fact was superseded joins no cluster (it would revive an outdated value),
+            # but restated requests keep it as what was said before (issue 40): it comes flagged.
+            points = [_point(r) for r in rows][:cluster_limit]
             if len(rows) == memory_limit and len(points) < cluster_limit:
                 # The memory limit cut the scope short of enough points to cluster: read them on their own.
                 points = _cluster_inputs(conn, a, u, exclude, cluster_limit)
@@ -297,7 +299,9 @@ _SUPERSEDED = """
 _CLUSTER_INPUTS = text(
     f"""
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
-           coalesce((e.quality->>'total')::float, 0.5) AS importance
+           coalesce((e.quality->>'total')::float, 0.5) AS importance, e.role, e.session_id,
+           EXISTS (SELECT 1 FROM supersessions x WHERE x.old_episode_id = e.id AND x.undone_at IS NULL)
+               AS superseded
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
       AND NOT (e.id = ANY(:exclude)) AND NOT ({_TOOL_CALL})
@@ -311,7 +315,9 @@ _CLUSTER_INPUTS = text(
 _SCOPE_EPISODES = text(
     f"""
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
-           coalesce((e.quality->>'total')::float, 0.5) AS importance,
+           coalesce((e.quality->>'total')::float, 0.5) AS importance, e.role, e.session_id,
+           EXISTS (SELECT 1 FROM supersessions x WHERE x.old_episode_id = e.id AND x.undone_at IS NULL)
+               AS superseded,
            NOT ({_SUPERSEDED}) AS clusterable
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
@@ -330,6 +336,9 @@ def _point(r: Any) -> Point:
         r.ts,
         from_blob(r.embedding),
         float(r.importance),
+        r.role,
+        r.session_id,
+        bool(r.superseded) or not getattr(r, "clusterable", True),
     )
 
 

@@ -40,14 +40,24 @@ _QUEUE = text(
     "INSERT INTO index_outbox (kind, ref_id) SELECT * FROM unnest(CAST(:kinds AS varchar[]), CAST(:ids AS bigint[]))"
 )
 _ATTACH = text(
-    "INSERT INTO semantic_members (memory_id, episode_id)"
-    " SELECT * FROM unnest(CAST(:memory_ids AS bigint[]), CAST(:episode_ids AS bigint[]))"
+    "INSERT INTO semantic_members (memory_id, episode_id, stated)"
+    " SELECT * FROM unnest(CAST(:memory_ids AS bigint[]), CAST(:episode_ids AS bigint[]),"
+    " CAST(:stated AS boolean[]))"
 )
 
 
-def _insert_members(s: Session, pairs: Sequence[tuple[int, int]]) -> None:
+def _insert_members(
+    s: Session, pairs: Sequence[tuple[int, int]], stated: Sequence[bool | None] | None = None
+) -> None:
     if pairs:
-        s.execute(_ATTACH, {"memory_ids": [m for m, _ in pairs], "episode_ids": [e for _, e in pairs]})
+        s.execute(
+            _ATTACH,
+            {
+                "memory_ids": [m for m, _ in pairs],
+                "episode_ids": [e for _, e in pairs],
+                "stated": list(stated) if stated is not None else [None] * len(pairs),
+            },
+        )
 
 
 def write_memories(
@@ -98,7 +108,7 @@ def write_memories(
         counts["memories_updated" if previous else "memories_created"] += 1
     memory_ids = _insert_many(s, rows_in)
     outbox.add(SEMANTIC, memory_ids)
-    _attach(s, [(mid, w.plan.members) for mid, w in zip(memory_ids, writes, strict=True)], member_weight)
+    _attach(s, [(mid, w) for mid, w in zip(memory_ids, writes, strict=True)], member_weight)
     return counts
 
 
@@ -116,6 +126,7 @@ def _memory_row(
         "previous_id": previous,
         "method": w.method,
         "details": w.details,
+        "coherent": w.coherent,
     }
 
 
@@ -126,11 +137,12 @@ def _insert_many(s: Session, rows: Sequence[dict[str, Any]]) -> list[int]:
     return [int(i) for i in result.scalars()]
 
 
-def _attach(s: Session, memberships: Sequence[tuple[int, Sequence[int]]], member_weight: float) -> None:
-    pairs = [(mid, e) for mid, members in memberships for e in members]
+def _attach(s: Session, memberships: Sequence[tuple[int, MemoryWrite]], member_weight: float) -> None:
+    pairs = [(mid, e) for mid, w in memberships for e in w.plan.members]
     if not pairs:
         return
-    _insert_members(s, pairs)
+    stated = [None if w.stated is None else e in w.stated for _, w in memberships for e in w.plan.members]
+    _insert_members(s, pairs, stated)
     e = episodes
     # Members stop competing with the summary that stands for them. Rows already in that state (the
     # members a new version keeps) are not rewritten. Their index points stay as they are: the index
@@ -170,6 +182,9 @@ def retire_superseded(
             JOIN semantic_members sm ON sm.memory_id = m.id
             JOIN episodes e ON e.id = sm.episode_id
             WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL
+              -- A memory of restated requests this review wrote (same transaction) already quotes what
+              -- was superseded as no longer holding (issue 40); one written before is retired as any other.
+              AND NOT (m.method = 'restated' AND m.created_at = now())
               AND EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
                           AND e.turn_id = ANY(f.turn_ids))
               AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
@@ -193,7 +208,10 @@ def retire_superseded(
             .where(semantic_memories.c.id == memory_id, semantic_memories.c.valid_to.is_(None))
             .values(valid_to=now)
             .returning(
-                semantic_memories.c.version, semantic_memories.c.importance, semantic_memories.c.method
+                semantic_memories.c.version,
+                semantic_memories.c.importance,
+                semantic_memories.c.method,
+                semantic_memories.c.coherent,
             )
         ).first()
         if old is None:
@@ -229,7 +247,11 @@ def retire_superseded(
             s,
             [
                 _memory_row(
-                    agent_id, user_id, MemoryWrite(plan, text_, "extractive"), memory_id, old.version + 1
+                    agent_id,
+                    user_id,
+                    MemoryWrite(plan, text_, "extractive", coherent=bool(old.coherent)),
+                    memory_id,
+                    old.version + 1,
                 )
             ],
         )

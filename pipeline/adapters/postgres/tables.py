@@ -270,6 +270,8 @@ class SemanticMemory(Base):
     method: Mapped[str] = mapped_column(String(16), server_default="extractive")  # extractive | llm | ...
     # Kind-specific numbers beside the text: a tool insight's counts, rates and window (0019).
     details: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # Its members are about one subject (issue 40, 0022): recall returns coherent memories only.
+    coherent: Mapped[bool] = mapped_column(Boolean, server_default="false")
     created_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
     restored_at: Mapped[datetime | None] = mapped_column(TS)  # as Episode.restored_at
     last_accessed: Mapped[datetime | None] = mapped_column(TS)
@@ -316,6 +318,8 @@ class SemanticMember(Base):
         ForeignKey("semantic_memories.id", ondelete="CASCADE"), primary_key=True
     )
     episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
+    # The memory's text states this member's words (0022); NULL: recall's older rule (recall_sql._SEMANTIC).
+    stated: Mapped[bool | None] = mapped_column(Boolean)
 
     # Recall asks which memories an episode is folded into (migration 0009).
     __table_args__ = (Index("ix_semantic_members_episode", "episode_id"),)

@@ -1,0 +1,445 @@
+"""Word tables for linking restated requests and preferences (issue 40; pipeline/review/restatements.py).
+
+MiniLM puts "too wordy" and "can you be shorter" far apart (cosine ~0.2), and reads Chinese not at all. What
+an agent is told to do, and what a user says they prefer, falls into a handful of *subjects* that are the same
+for every assistant: how long and in what format to answer, in which language and tone, with what in it
+(examples, sources, code in which language), which units and time zone, how to reach the user, what they
+eat. Each subject here is a pattern over its words in English and Chinese, whatever the value said ("short"
+and "more detail" are one subject: a change of mind, not two memories). The tables name subjects, never a
+data set's topics; a turn none of them matches is linked by its acknowledgement or not at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+_B = r"(?<![a-z'])"  # no ASCII letter may touch an English word; CJK needs no boundary
+_E = r"(?![a-z'])"
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _en(*words: str) -> str:
+    return _B + "(?:" + "|".join(words) + ")" + _E
+
+
+def _zh(*words: str) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+# subject -> its words (English, Chinese). Matched on the case-folded, NFKC-normalised text.
+SUBJECTS: dict[str, re.Pattern[str]] = {
+    name: re.compile("|".join(parts), re.IGNORECASE)
+    for name, parts in {
+        "answer_length": (
+            _en(
+                r"short(?:er)?",
+                r"brief(?:er|ly)?",
+                r"concise(?:ly)?",
+                r"succinct",
+                r"wordy",
+                r"verbose",
+                r"long[- ]winded",
+                r"lengthy",
+                r"rambl\w*",
+                r"gist",
+                r"tl;?dr",
+                r"(?:to|get to|cut to) the (?:point|chase)",
+                r"just the point",
+                r"long (?:answers?|repl(?:y|ies)|responses?|explanations?|messages?)",
+                r"essays?",
+                r"walls? of text",
+                r"(?:more )?detail(?:ed|s)?",
+                r"elaborate",
+                r"in[- ]depth",
+            ),
+            _zh(
+                "简短",
+                "简洁",
+                "简明",
+                "精简",
+                "啰嗦",
+                "啰唆",
+                "太长",
+                "短一点",
+                "短一些",
+                "短点",
+                "说重点",
+                "讲重点",
+                "言简意赅",
+                "那么长",
+                "一两句",
+                "几句话",
+                "长篇大论",
+                "详细",
+                "展开讲",
+                "一句话",
+            ),
+        ),
+        "reply_language": (
+            _en(
+                r"english",
+                r"chinese",
+                r"mandarin",
+                r"spanish",
+                r"french",
+                r"german",
+                r"japanese",
+                r"portuguese",
+                r"italian",
+                r"korean",
+            ),
+            _zh("中文", "英文", "英语", "汉语", "普通话", "日语", "法语", "德语", "西班牙语", "韩语"),
+        ),
+        "answer_format": (
+            _en(
+                r"bullet(?: points?)?s?",
+                r"numbered (?:lists?|steps)",
+                r"(?:as )?a list",
+                r"lists",
+                r"tables?",
+                r"markdown",
+                r"headings?",
+                r"plain text",
+                r"step[- ]by[- ]step",
+            ),
+            _zh("列表", "表格", "分点", "要点", "条列", "分条", "一步一步", "标题"),
+        ),
+        "code_language": (
+            _en(
+                r"python",
+                r"javascript",
+                r"typescript",
+                r"java",
+                r"rust",
+                r"golang",
+                r"ruby",
+                r"kotlin",
+                r"swift",
+                r"php",
+                r"c\+\+",
+                r"c#",
+                r"bash",
+                r"go code",
+            ),
+            _zh("代码用", "用代码"),
+        ),
+        "tone": (
+            _en(
+                r"formal(?:ly)?",
+                r"casual(?:ly)?",
+                r"informal",
+                r"friendly",
+                r"polite(?:ly)?",
+                r"emojis?",
+                r"jokes?",
+                r"sarcas\w*",
+                r"tone",
+                r"cheesy",
+                r"exclamation (?:marks?|points?)",
+            ),
+            _zh("正式", "随意", "口语化", "表情", "语气", "客气", "开玩笑", "感叹号"),
+        ),
+        "examples": (
+            _en(r"examples?", r"samples?"),
+            _zh("例子", "举例", "示例", "范例"),
+        ),
+        "sources": (
+            _en(r"sources?", r"citations?", r"cite", r"references?", r"links?"),
+            _zh("来源", "出处", "引用", "参考资料", "链接"),
+        ),
+        "units": (
+            _en(
+                r"metric",
+                r"imperial",
+                r"celsius",
+                r"fahrenheit",
+                r"kilomet(?:er|re)s?",
+                r"km",
+                r"miles?",
+                r"kilos?",
+                r"kilograms?",
+                r"pounds",
+                r"lbs",
+            ),
+            _zh("公制", "英制", "摄氏", "华氏", "公里", "英里", "公斤"),
+        ),
+        "time_zone": (
+            _en(
+                r"time ?zones?",
+                r"cst",
+                r"pst",
+                r"est",
+                r"utc",
+                r"gmt",
+                r"cet",
+                r"central time",
+                r"pacific time",
+                r"beijing time",
+                r"local time",
+                r"eastern time",
+            ),
+            _zh("时区", "北京时间", "东八区"),
+        ),
+        "contact_channel": (
+            _en(
+                r"sms",
+                r"text me",
+                r"texts?",
+                r"e-?mails?",
+                r"inbox",
+                r"phone calls?",
+                r"whatsapp",
+                r"wechat",
+                r"telegram",
+                r"slack",
+            ),
+            _zh("短信", "邮件", "邮箱", "微信", "打电话", "电话"),
+        ),
+        "address": (
+            _en(r"call me", r"my name is", r"address me"),
+            _zh("叫我", "称呼我", "我的名字"),
+        ),
+        "diet": (
+            _en(r"vegetarian", r"vegan", r"meat", r"dairy", r"pescatarian", r"halal", r"kosher", r"gluten"),
+            _zh("素食", "吃素", "不吃肉", "忌口", "清真"),
+        ),
+        "allergy": (
+            _en(r"allerg\w*", r"anaphyla\w*"),
+            _zh(
+                "过敏",
+            ),
+        ),
+    }.items()
+}
+
+# Fact attributes of the rule tables (pipeline/review/fact_rules.py) that name one of these subjects: a
+# restatement joins the memory built on that fact chain instead of making a second memory of the subject.
+FACT_SUBJECTS = {
+    "answer_style": "answer_length",
+    "language": "reply_language",
+    "contact_channel": "contact_channel",
+    "timezone": "time_zone",
+    "diet": "diet",
+    "allergy": "allergy",
+}
+
+# A standing request or preference, as a user says it to an assistant (not a question about the world).
+REQUEST = re.compile(
+    "|".join(
+        [
+            _en(
+                r"please",
+                r"pls",
+                r"plz",
+                r"can you",
+                r"could you",
+                r"would you",
+                r"will you",
+                r"don'?t",
+                r"do not",
+                r"stop",
+                r"always",
+                r"never",
+                r"from now on",
+                r"going forward",
+                r"in future",
+                r"next time",
+                r"keep",
+                r"make",
+                r"use",
+                r"give me",
+                r"send me",
+                r"show me",
+                r"write",
+                r"reply",
+                r"respond",
+                r"answer",
+                r"just",
+                r"no more",
+                r"less",
+                r"skip",
+                r"avoid",
+                r"too",
+                r"prefer(?:s|red)?",
+                r"i'?d (?:like|rather)",
+                r"i (?:like|love|hate|want|need)",
+                r"i'?m (?:vegan|vegetarian|allergic)",
+                r"is the best way",
+                r"(?:is|are|works?) better",
+                r"rather",
+                r"remember",
+                r"best way to reach",
+                r"for me",
+                r"to me",
+                r"reach me",
+            ),
+            _zh(
+                "请",
+                "以后",
+                "都用",
+                "别",
+                "不要",
+                "不用",
+                "能不能",
+                "可不可以",
+                "可以",
+                "麻烦",
+                "希望",
+                "我喜欢",
+                "我不喜欢",
+                "我要",
+                "记得",
+                "记住",
+                "就行",
+                "就好",
+                "就可以",
+                "给我",
+                "用",
+                "太",
+                "回答",
+                "回复",
+                "我是",
+                "我对",
+                "我的",
+            ),
+        ]
+    ),
+    re.IGNORECASE,
+)
+# A one-off task on something at hand ("summarise this article", "帮我总结一下这篇"), not a standing wish:
+# unless a standing marker says otherwise.
+ONE_OFF = re.compile(
+    _en(r"this(?!\s+(?:is|was)\b)", r"these", r"those", r"the article", r"the email", r"the doc(?:ument)?")
+    + "|"
+    + _zh("帮我", "这篇", "这个", "那个", "这段", "这份", "这封"),
+    re.IGNORECASE,
+)
+STANDING = re.compile(
+    _en(
+        r"always",
+        r"never",
+        r"from now on",
+        r"going forward",
+        r"in future",
+        r"every time",
+        r"next time",
+        r"in general",
+        r"no more",
+        r"anymore",
+        r"all (?:your|the) (?:answers|replies)",
+    )
+    + "|"
+    + _zh("以后", "每次", "总是", "一直", "都用", "从现在起", "今后", "不再"),
+    re.IGNORECASE,
+)
+# A question about the world, not a request: it asks and does not ask the assistant to do anything.
+ASKS = re.compile(r"[?？]\s*$|(?:吗|呢)[。.!！]?\s*$")
+ASKS_ASSISTANT = re.compile(
+    _en(r"can you", r"could you", r"would you", r"will you", r"can u", r"could u")
+    + "|"
+    + _zh("能不能", "可不可以", "可以.*吗", "能.*吗", "好吗", "行吗"),
+    re.IGNORECASE,
+)
+# An assistant's acknowledgement of what it was asked: "Got it, I'll keep it short", "好的，以后都用中文".
+ACK = re.compile(
+    r"^\W*(?:"
+    + "|".join(
+        [
+            r"got it",
+            r"noted",
+            r"understood",
+            r"sure",
+            r"will do",
+            r"of course",
+            r"ok(?:ay)?",
+            r"absolutely",
+            r"no problem",
+            r"certainly",
+            r"sounds good",
+            r"i'?ll",
+            r"i will",
+            r"from now on",
+            r"好的",
+            r"明白",
+            r"收到",
+            r"了解",
+            r"没问题",
+            r"记住了",
+            r"知道了",
+            r"好",
+            r"行",
+            r"以后",
+        ]
+    )
+    + r")",
+    re.IGNORECASE,
+)
+# English words that carry no subject of their own in a request (on top of the quality stopwords).
+REQUEST_WORDS = _wordset(
+    """please pls plz can could would will don't dont do not stop always never from now on going forward future
+    next time keep make use give send show write reply respond answer answers replies reply responses response
+    just no more less skip avoid too prefer prefers preferred i'd rather like love hate want need be it them
+    things stuff way best reach me my i'm im u ur you your yours for with the a an to in on of and or
+    instead everything anything anymore again btw ok okay thanks thank so all"""
+)
+
+# How an agent asks about a subject before answering ("How long should my answers be?", "用什么语言回复？"):
+# question words on top of the subject's own words (SUBJECTS), which a question often lacks.
+ASKED: dict[str, re.Pattern[str]] = {
+    name: re.compile("|".join(parts), re.IGNORECASE)
+    for name, parts in {
+        "answer_length": (
+            _en(r"how long", r"how short", r"how much detail", r"how detailed", r"length", r"how brief"),
+            _zh("多长", "长度", "多详细", "详细程度", "写多少"),
+        ),
+        "reply_language": (
+            _en(r"(?:which|what) language", r"in what language", r"language (?:to|should)"),
+            _zh("什么语言", "哪种语言", "语言"),
+        ),
+        "answer_format": (_en(r"format(?:ted)?", r"layout", r"structure"), _zh("格式", "排版")),
+        "code_language": (
+            _en(r"programming language", r"code examples?", r"which language .*code"),
+            _zh(
+                "代码",
+            ),
+        ),
+        "tone": (_en(r"tone", r"style", r"joke", r"emojis?"), _zh("语气", "风格", "玩笑", "表情")),
+        "examples": (
+            _en(
+                r"examples?",
+            ),
+            _zh("例子", "举例"),
+        ),
+        "sources": (_en(r"cite", r"sources?", r"references?"), _zh("来源", "引用")),
+        "units": (
+            _en(r"units?", r"measurements?"),
+            _zh(
+                "单位",
+            ),
+        ),
+        "time_zone": (
+            _en(r"time ?zone", r"which time"),
+            _zh(
+                "时区",
+            ),
+        ),
+        "contact_channel": (
+            _en(r"contact", r"reach", r"reminders?", r"notify", r"message (?:the user|them|him|her)"),
+            _zh("联系", "提醒", "通知"),
+        ),
+        "address": (_en(r"call (?:the user|them|him|her)", r"address"), _zh("称呼", "叫什么")),
+        "diet": (
+            _en(r"eat", r"food", r"diet(?:ary)?", r"meals?", r"restrictions?"),
+            _zh("吃什么", "饮食", "忌口"),
+        ),
+        "allergy": (
+            _en(r"allergic", r"allerg(?:y|ies)"),
+            _zh(
+                "过敏",
+            ),
+        ),
+    }.items()
+}
