@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -59,6 +59,8 @@ from pipeline.ingest.validation import utcnow
 from pipeline.review.review_batch import review_batch
 
 SET_PATH = SETS_DIR.parent / "consolidation.json.gz"  # beside, not among, the LoCoMo-shaped sets
+# Issue 40's set of restated preferences and instructions (bench.sets.restated), in this bench's format.
+RESTATED_PATH = SETS_DIR.parent / "restated_consolidation.json.gz"
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_consolidation"
 # open_bench wants a Redis db it may flush; this bench never touches it (the reviews run in-process).
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -93,6 +95,7 @@ class LabelledTurn:
 class LabelledSet:
     turns: tuple[LabelledTurn, ...]  # user by user, each in time order
     topics: dict[str, dict[str, Any]]  # label -> the set's record (attribute, lang, memory, turns)
+    split_of: dict[str, str] = field(default_factory=dict)  # user -> dev | test, where the set has halves
 
     @property
     def users(self) -> list[str]:
@@ -108,7 +111,10 @@ class LabelledSet:
 def parse_set(data: Sequence[Mapping[str, Any]]) -> LabelledSet:
     turns: list[LabelledTurn] = []
     topics: dict[str, dict[str, Any]] = {}
+    split_of: dict[str, str] = {}
     for user in data:
+        if "split" in user:
+            split_of[str(user["user_id"])] = str(user["split"])
         for topic in user["topics"]:
             topics[str(topic["topic"])] = dict(topic)
         turns.extend(
@@ -126,7 +132,7 @@ def parse_set(data: Sequence[Mapping[str, Any]]) -> LabelledSet:
             )
             for t in sorted(user["turns"], key=lambda t: str(t["ts"]))
         )
-    return LabelledSet(tuple(turns), topics)
+    return LabelledSet(tuple(turns), topics, split_of)
 
 
 def load_set(path: Path = SET_PATH) -> LabelledSet:
@@ -164,7 +170,11 @@ def subset(labelled: LabelledSet, users: Sequence[str] = (), topics: int | None 
                 keep = topics is None or unrelated <= topics
             if keep:
                 out.append(t)
-    return LabelledSet(tuple(out), {k: v for k, v in labelled.topics.items() if k in keep_topics})
+    return LabelledSet(
+        tuple(out),
+        {k: v for k, v in labelled.topics.items() if k in keep_topics},
+        {u: h for u, h in labelled.split_of.items() if u in chosen},
+    )
 
 
 # -- scoring (pure) ------------------------------------------------------------------------------------
@@ -292,6 +302,7 @@ class Memory:
     text: str
     version: int
     members: tuple[str, ...]  # turn ids, in time order
+    stated: tuple[str, ...] = ()  # the members whose words review found its text to state
 
 
 def to_turn(t: LabelledTurn) -> Turn:
@@ -324,7 +335,7 @@ def review_user(b: Bench, turns: Sequence[LabelledTurn], batch: int) -> tuple[Co
 
 _MEMORIES = text(
     """
-    SELECT m.id, m.user_id, m.text, m.version, e.turn_id
+    SELECT m.id, m.user_id, m.text, m.version, e.turn_id, s.stated
     FROM semantic_memories m
     LEFT JOIN semantic_members s ON s.memory_id = m.id
     LEFT JOIN episodes e ON e.id = s.episode_id
@@ -336,13 +347,15 @@ _MEMORIES = text(
 
 def read_memories(engine: Engine, agent_id: str) -> list[Memory]:
     """The open versions of the agent's semantic memories (every user of it) and their members' turn ids."""
-    rows: dict[int, tuple[str, str, int, list[str]]] = {}
+    rows: dict[int, tuple[str, str, int, list[str], list[str]]] = {}
     with engine.connect() as conn:
         for r in conn.execute(_MEMORIES, {"a": agent_id}):
-            entry = rows.setdefault(int(r.id), (str(r.user_id), str(r.text), int(r.version), []))
+            entry = rows.setdefault(int(r.id), (str(r.user_id), str(r.text), int(r.version), [], []))
             if r.turn_id is not None:
                 entry[3].append(str(r.turn_id))
-    return [Memory(i, u, t, v, tuple(m)) for i, (u, t, v, m) in rows.items()]
+                if r.stated:
+                    entry[4].append(str(r.turn_id))
+    return [Memory(i, u, t, v, tuple(m), tuple(st)) for i, (u, t, v, m, st) in rows.items()]
 
 
 def read_episodes(engine: Engine, agent_id: str) -> dict[str, tuple[str, np.ndarray[Any, Any] | None]]:
@@ -376,6 +389,7 @@ class Result:
     per_user: dict[str, Score] = field(default_factory=dict)  # the product's figures, scope by scope
     # what any similarity cut could reach (bench.consolidation_frontier)
     bounds: list[Bound] = field(default_factory=list)
+    agglo_groups: list[list[str]] = field(default_factory=list)  # the agglomerative reference's groups
 
     def figures(self) -> dict[str, float]:
         out: dict[str, float] = {
@@ -456,6 +470,7 @@ def run(
         min_size,
         per_user,
         bounds(scopes, {t.turn_id: t.topic for t in labelled.turns}) if frontier else [],
+        agglo_groups,
     )
 
 
@@ -635,22 +650,36 @@ def run_consolidation_bench(
     verbose: bool = False,
     write: bool,
     console: Console,
+    also: Callable[[Bench, int], tuple[list[str], dict[str, float], Result]] | None = None,
 ) -> dict[str, float]:
+    """`also`: another part run on the same bench after the whole set (issue 40's restated set,
+    bench.consolidation_restated.also): its report lines, figures and the result whose memories to print."""
     configure_logging("WARNING", settings.log_json)
     labelled = subset(load_set(path), users, topics)
+    whole = not users and topics is None
     b = open_bench(settings, database_url, redis_url, console)
+    extra = None
     try:
         console.rule("[bold]bench consolidation")
         result = run(b, labelled, batch=batch)
+        if also is not None and whole and path == SET_PATH:
+            console.rule("[bold]bench consolidation: restated preferences")
+            extra = also(b, batch)
     finally:
         b.engine.dispose()
         b.redis.close()
     lines = report_lines(result)
     print_table(console, lines)
     print_memories(console, result, every=verbose)
-    whole = not users and topics is None
+    figures = result.figures()
+    if extra is not None:
+        extra_lines, extra_figures, extra_result = extra
+        print_table(console, extra_lines)
+        print_memories(console, extra_result, every=verbose)
+        lines += ["", *extra_lines]
+        figures |= extra_figures
     if write and whole:
         write_section("consolidation", "\n".join(lines))
     elif write:
         console.print("[yellow]a subset of the set: BENCHMARKS.md left as it was[/yellow]")
-    return result.figures()
+    return figures

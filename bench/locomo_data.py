@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -146,23 +146,92 @@ def recall_at_k(ranked_turns: Sequence[Sequence[str]], gold: Iterable[str], k: i
     return len(gold_set & taken) / len(gold_set)
 
 
+BUDGETS = (256, 512, 1024)  # whitespace tokens of recalled text an agent puts in its context (issue 40)
+
+
+class Recalled(tuple[str, ...]):
+    """One result: its source turn ids (the tuple), with its text and the turns whose evidence that text
+    carries. A plain tuple of turn ids is a raw turn: its own text carries its own evidence."""
+
+    text: str | None
+    carries: tuple[str, ...]
+    semantic: bool
+
+    def __new__(
+        cls,
+        turn_ids: Sequence[str],
+        text: str | None = None,
+        carries: Sequence[str] | None = None,
+        semantic: bool = False,
+    ) -> Recalled:
+        self = super().__new__(cls, tuple(turn_ids))
+        self.text = text
+        self.carries = tuple(turn_ids) if carries is None else tuple(carries)
+        self.semantic = semantic
+        return self
+
+
+def budget_recall(
+    ranked: Sequence[Sequence[str]], gold: Iterable[str], budget: int, text_of: Mapping[str, str]
+) -> float:
+    """Fraction of `gold` turns whose evidence is in the first `budget` whitespace tokens of the recalled
+    texts, in rank order: a result counts only when its whole text fits, and carries only the turns its
+    text states (a semantic memory: the members it speaks for; a turn: itself)."""
+    gold_set = set(gold)
+    used = 0
+    got: set[str] = set()
+    for item in ranked:
+        text = getattr(item, "text", None)
+        if text is None:
+            text = " ".join(text_of.get(t, "") for t in item)
+        size = len(text.split())
+        if used + size > budget:
+            break
+        used += size
+        got.update(getattr(item, "carries", item))
+    return len(gold_set & got) / len(gold_set)
+
+
+def top_memory(ranked: Sequence[Sequence[str]], gold: Iterable[str]) -> bool:
+    """The first result is one semantic memory holding every evidence turn of the question."""
+    return bool(ranked) and bool(getattr(ranked[0], "semantic", False)) and set(gold) <= set(ranked[0])
+
+
 @dataclass
 class Score:
-    """Running recall@5 / @10 sums per category."""
+    """Running recall@5 / @10 sums per category, evidence recall within each context budget (when the
+    texts are known) and how often the first result was one memory holding all the evidence."""
 
     n: int = 0
     r5: float = 0.0
     r10: float = 0.0
+    budget: dict[int, float] = field(default_factory=dict)
+    budgeted: int = 0
+    one_memory: int = 0
 
-    def add(self, ranked_turns: Sequence[Sequence[str]], gold: Sequence[str]) -> None:
+    def add(
+        self,
+        ranked_turns: Sequence[Sequence[str]],
+        gold: Sequence[str],
+        text_of: Mapping[str, str] | None = None,
+    ) -> None:
         self.n += 1
         self.r5 += recall_at_k(ranked_turns, gold, 5)
         self.r10 += recall_at_k(ranked_turns, gold, 10)
+        self.one_memory += top_memory(ranked_turns, gold)
+        if text_of is not None:
+            self.budgeted += 1
+            for b in BUDGETS:
+                self.budget[b] = self.budget.get(b, 0.0) + budget_recall(ranked_turns, gold, b, text_of)
 
     def merge(self, other: Score) -> None:
         self.n += other.n
         self.r5 += other.r5
         self.r10 += other.r10
+        self.budgeted += other.budgeted
+        self.one_memory += other.one_memory
+        for b, v in other.budget.items():
+            self.budget[b] = self.budget.get(b, 0.0) + v
 
     @property
     def at5(self) -> float:
@@ -171,6 +240,14 @@ class Score:
     @property
     def at10(self) -> float:
         return self.r10 / self.n if self.n else 0.0
+
+    def within(self, budget: int) -> float | None:
+        """Evidence recall within `budget` tokens; None when the texts were not known."""
+        return self.budget.get(budget, 0.0) / self.budgeted if self.budgeted else None
+
+    @property
+    def top1_memory(self) -> float:
+        return self.one_memory / self.n if self.n else 0.0
 
 
 # -- scoring rankers --------------------------------------------------------------------------------
@@ -186,8 +263,15 @@ class Table:
     name: str
     cells: dict[tuple[str, str], Score] = field(default_factory=dict)
 
-    def add(self, half: str, category: str, ranked: list[tuple[str, ...]], gold: Sequence[str]) -> None:
-        self.cells.setdefault((half, category), Score()).add(ranked, gold)
+    def add(
+        self,
+        half: str,
+        category: str,
+        ranked: list[tuple[str, ...]],
+        gold: Sequence[str],
+        text_of: Mapping[str, str] | None = None,
+    ) -> None:
+        self.cells.setdefault((half, category), Score()).add(ranked, gold, text_of)
 
     def categories(self) -> list[str]:
         return sorted({c for _, c in self.cells})
@@ -200,8 +284,15 @@ class Table:
         return out
 
 
-def score(name: str, questions: Sequence[Question], ranker: Ranker, half_of: dict[str, str]) -> Table:
+def score(
+    name: str,
+    questions: Sequence[Question],
+    ranker: Ranker,
+    half_of: dict[str, str],
+    text_of: Mapping[str, str] | None = None,
+) -> Table:
+    """`text_of` (turn id -> text): also score evidence recall within each of BUDGETS."""
     table = Table(name)
     for q in questions:
-        table.add(half_of[q.conversation], q.category, ranker(q), q.evidence)
+        table.add(half_of[q.conversation], q.category, ranker(q), q.evidence, text_of)
     return table

@@ -8,14 +8,14 @@ recall use case directly with other `RecallTuning`s, so that they can be compare
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from bench.locomo_data import AGENT, K, Question, Ranker, Table, score
+from bench.locomo_data import AGENT, K, Question, Ranker, Recalled, Table, score
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.core.config import Settings
 from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
@@ -35,6 +35,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
     "semantic": replace(DEFAULT_TUNING, semantic=True),
+    "no-semantic": replace(DEFAULT_TUNING, semantic=False),
+    "no-subject-first": replace(DEFAULT_TUNING, subject_first=False),
     # The rules the ablation on three sets turned off, each put back on its own (RecallTuning's note).
     "spread": replace(DEFAULT_TUNING, after_match=0.7, before_match=0.5),
     "rescore": replace(DEFAULT_TUNING, dense_rescore=True),
@@ -51,6 +53,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),
     "no-update-answers": replace(DEFAULT_TUNING, update_answer_ratio=0.0),
+    "no-update-probe": replace(DEFAULT_TUNING, update_probe=0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {
@@ -137,7 +140,9 @@ def evaluate(
     half_of: dict[str, str],
     variants: Sequence[str],
     console: Console,
+    text_of: Mapping[str, str] | None = None,
 ) -> list[Table]:
+    """`text_of` (turn id -> text): also score evidence recall within context budgets."""
     from fastapi.testclient import TestClient
 
     from pipeline.adapters.lexicon_cache import Lexicon
@@ -179,7 +184,15 @@ def evaluate(
                 lexicon=lexicon,
                 tuning=tuning,
             )
-            return [h.source_turn_ids for h in hits]
+            return [
+                Recalled(
+                    h.source_turn_ids,
+                    h.text,
+                    h.speaks_for if h.kind == "semantic" else h.source_turn_ids,
+                    h.kind == "semantic",
+                )
+                for h in hits
+            ]
 
         return rank
 
@@ -192,11 +205,21 @@ def evaluate(
                     "/v1/recall", params={"q": q.text, "agent_id": AGENT, "user_id": q.conversation, "k": K}
                 )
                 r.raise_for_status()
-                return [tuple(h["source_turn_ids"]) for h in r.json()["results"]]
+                return [
+                    Recalled(
+                        h["source_turn_ids"],
+                        h["text"],
+                        h.get("speaks_for", []) if h["kind"] == "semantic" else h["source_turn_ids"],
+                        h["kind"] == "semantic",
+                    )
+                    for h in r.json()["results"]
+                ]
 
             dense = replace(DEFAULT_TUNING, lexical=False)
             t0 = time.perf_counter()
-            tables.append(score("dense only (pipeline index)", questions, use_case(dense, None), half_of))
+            tables.append(
+                score("dense only (pipeline index)", questions, use_case(dense, None), half_of, text_of)
+            )
             console.print(f"  dense only: {time.perf_counter() - t0:.0f} s", highlight=False)
             for name in variants:
                 t0 = time.perf_counter()
@@ -206,10 +229,10 @@ def evaluate(
                     ranker = use_case(DEFAULT_TUNING, lexicon)
                 else:
                     ranker = use_case(VARIANTS[name], deps.lexicon)
-                tables.append(score(f"hybrid, {name}", questions, ranker, half_of))
+                tables.append(score(f"hybrid, {name}", questions, ranker, half_of, text_of))
                 console.print(f"  {name}: {time.perf_counter() - t0:.0f} s", highlight=False)
             t0 = time.perf_counter()
-            tables.append(score("**hybrid recall (API)**", questions, via_api, half_of))
+            tables.append(score("**hybrid recall (API)**", questions, via_api, half_of, text_of))
             console.print(f"  hybrid via the API: {time.perf_counter() - t0:.0f} s", highlight=False)
     finally:
         env.close()

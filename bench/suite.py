@@ -377,7 +377,7 @@ def _quality_headlines(f: Figures) -> list[Headline]:
 
 
 def _consolidation(ctx: Context, *, topics: int | None = None) -> Figures:
-    from bench import consolidation
+    from bench import consolidation, consolidation_restated
 
     return consolidation.run_consolidation_bench(
         ctx.settings,
@@ -386,6 +386,7 @@ def _consolidation(ctx: Context, *, topics: int | None = None) -> Figures:
         topics=topics,
         write=ctx.write,
         console=ctx.console,
+        also=consolidation_restated.also,
     )
 
 
@@ -478,7 +479,24 @@ def _consolidation_headlines(f: Figures) -> list[Headline]:
         _target(
             keywords, keywords <= TARGET_KEYWORD_TEXTS, ".0f", f"{TARGET_KEYWORD_TEXTS}", "keyword-list texts"
         ),
+        *_restated_headlines(f),
     ]
+
+
+def _restated_headlines(f: Figures) -> list[Headline]:
+    """Issue 40's set of restated preferences (bench/consolidation_restated.py), when it ran."""
+    if "restated_test_purity" not in f:
+        return []
+    out = []
+    for half, name in (("tuned", "tuned"), ("test", "held out")):
+        purity = f[f"restated_{half}_purity"]
+        out.append(_target(purity, purity >= 0.95, ".3f", "≥ 0.95", f"restated preferences: purity ({name})"))
+    mixed, wrong = f["restated_mixed"], f["restated_stated_wrong"]
+    out.append(_target(mixed, mixed <= 0, ".0f", "0", "restated preferences: memories mixing subjects"))
+    out.append(
+        _target(wrong, wrong <= 0, ".0f", "0", "restated preferences: stated members of another topic")
+    )
+    return out
 
 
 def _locomo_headlines(f: Figures) -> list[Headline]:

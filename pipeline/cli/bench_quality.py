@@ -168,6 +168,7 @@ def bench_consolidation(
 ) -> None:
     """Semantic memories of full reviews against a labelled set: purity, completeness, mixed attributes."""
     from bench import consolidation as bench
+    from bench import consolidation_restated
 
     figures = bench.run_consolidation_bench(
         load_settings(),
@@ -179,9 +180,13 @@ def bench_consolidation(
         verbose=verbose,
         write=write,
         console=out,
+        also=consolidation_restated.also,
     )
+
     if not bench.met_figures(figures):
         fail("consolidation targets missed (see above)")
+    if "restated_purity" in figures and not consolidation_restated.met(figures):
+        fail("restated-preference targets missed (see above)")
 
 
 @commands.command("tools", epilog=example("hindsight bench tools --no-write"))

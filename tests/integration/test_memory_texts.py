@@ -1,6 +1,6 @@
 """Every semantic memory a full review builds on conversations of other shapes says something as a sentence
 (issue 27): real messenger chats and weeks of coding help (the quality issue's sets, bench/data/sets),
-through the real pipeline. No keyword lists ("(also: ...)", comma-separated terms), no fragments."""
+through the real pipeline, and restated preferences (issue 40). No keyword lists ("(also: ...)", comma-separated terms), no fragments."""
 
 from __future__ import annotations
 
@@ -49,7 +49,10 @@ def _turns(path: Path) -> list[dict[str, Any]]:
     return out[:TURNS_PER_SET]
 
 
-@pytest.mark.parametrize("name", ["friends_chat", "assistant_help"])
+# friends_chat is not here since issue 40: a cosine cluster needs a term in every member, and two friends'
+# chat forms none, so its review builds no memory whose text could be checked. restated (bench.sets.restated)
+# is an assistant's user restating preferences, in English.
+@pytest.mark.parametrize("name", ["restated", "assistant_help"])
 def test_every_memory_a_full_review_builds_is_a_sentence(stack: Stack, name: str) -> None:
     stack.start_scheduler()
     agent, user = "texts", name
