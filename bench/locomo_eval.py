@@ -53,7 +53,6 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),
     "no-update-answers": replace(DEFAULT_TUNING, update_answer_ratio=0.0),
-    "no-update-probe": replace(DEFAULT_TUNING, update_probe=0),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {
