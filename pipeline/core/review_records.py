@@ -108,6 +108,9 @@ class OpenMemory:
     id: int
     members: frozenset[int]  # episode ids
     centroid: Vector
+    # False: written before review judged coherence (migration 0022); a cluster that matches it writes a new
+    # version (with its text and stated members) instead of confirming it as it is.
+    coherent: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,7 +81,7 @@ def plan(
             ]
             replaces = match.id
         absorbs = _contained(ids, open_memories, taken)
-        if match is not None and set(ids) == match.members and not absorbs:
+        if match is not None and set(ids) == match.members and not absorbs and match.coherent:
             unchanged.append(match.id)
             continue
         taken.update(absorbs)

@@ -132,3 +132,18 @@ def test_an_open_memory_wholly_inside_a_new_cluster_is_absorbed_not_left_open_be
     out = plan(points, [[0, 1, 2]], [big, OpenMemory(97, frozenset({1, 2}), VECTORS[1])], match_cosine=0.99)
     assert out.unchanged == ()
     assert [m.absorbs for m in out.memories] == [(97,)]
+
+
+def test_a_memory_written_before_coherence_was_judged_is_versioned_not_confirmed() -> None:
+    """Issue 40: an open memory from before migration 0022 is not coherent, so recall never returns it; the
+    same cluster found again writes its next version (coherent, with its stated members)."""
+    points = [Point(i, (f"t{i}",), f"text {i}", T0, VECTORS[i], 0.5) for i in range(6)]
+    members = frozenset({0, 1, 2})
+    confirmed = plan(
+        points, [[0, 1, 2]], [OpenMemory(7, members, centroid(VECTORS[[0, 1, 2]]))], match_cosine=0.99
+    )
+    assert (confirmed.unchanged, confirmed.memories) == ((7,), ())
+    old = OpenMemory(7, members, centroid(VECTORS[[0, 1, 2]]), coherent=False)
+    versioned = plan(points, [[0, 1, 2]], [old], match_cosine=0.99)
+    assert versioned.unchanged == ()
+    assert [(m.replaces, sorted(m.members)) for m in versioned.memories] == [(7, [0, 1, 2])]

@@ -288,7 +288,8 @@ def _statements(
 # A call record (issue 30) is evidence for tool insights, not a memory to fold turns into or cluster.
 _TOOL_CALL = "e.role = 'tool' AND e.metadata->>'tool' IS NOT NULL"
 
-# An episode whose every fact was superseded would revive an outdated value if clustered.
+# An episode whose every fact was superseded would revive an outdated value if clustered: it comes flagged
+# (Point.superseded), for restated requests to quote as no longer holding (issue 40), and joins no cluster.
 _SUPERSEDED = """
     EXISTS (SELECT 1 FROM facts f WHERE f.agent_id = e.agent_id AND f.user_id = e.user_id
             AND e.turn_id = ANY(f.turn_ids))
@@ -301,11 +302,11 @@ _CLUSTER_INPUTS = text(
     SELECT e.id, e.turn_id, e.merged_turn_ids, e.content, e.ts, e.embedding,
            coalesce((e.quality->>'total')::float, 0.5) AS importance, e.role, e.session_id,
            EXISTS (SELECT 1 FROM supersessions x WHERE x.old_episode_id = e.id AND x.undone_at IS NULL)
-               AS superseded
+               AS superseded,
+           NOT ({_SUPERSEDED}) AS clusterable
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.embedding IS NOT NULL
       AND NOT (e.id = ANY(:exclude)) AND NOT ({_TOOL_CALL})
-      AND NOT ({_SUPERSEDED})
     ORDER BY e.ts DESC, e.id DESC
     LIMIT :limit
     """
@@ -401,14 +402,14 @@ def _fact_attributes(
 def _open_semantic(conn: Connection, agent_id: str, user_id: str) -> list[OpenMemory]:
     sql = text(
         """
-        SELECT m.id, m.embedding, array_agg(sm.episode_id) AS members
+        SELECT m.id, m.embedding, m.coherent, array_agg(sm.episode_id) AS members
         FROM semantic_memories m JOIN semantic_members sm ON sm.memory_id = m.id
         WHERE m.agent_id = :a AND m.user_id = :u AND m.valid_to IS NULL AND m.method <> :tool_insight
         GROUP BY m.id, m.embedding
         """
     )
     return [
-        OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding))
+        OpenMemory(r.id, frozenset(r.members), from_blob(r.embedding), bool(r.coherent))
         for r in conn.execute(sql, {"a": agent_id, "u": user_id, "tool_insight": TOOL_INSIGHT_METHOD})
     ]
 
