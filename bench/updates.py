@@ -43,7 +43,7 @@ from pipeline.recall.hybrid import DEFAULT_TUNING, recall
 
 PATH = SETS_DIR / "updates.json.gz"
 DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates"
-REDIS_URL = "redis://127.0.0.1:6379/2"
+REDIS_URL = "redis://127.0.0.1:6379/6"  # its own db: the ingest flushes it, and bench quality uses 2
 K = 10
 LOOKALIKE_COSINE = 0.8  # the naive reorder's "look-alike": two hits this close
 

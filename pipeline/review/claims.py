@@ -79,7 +79,8 @@ _SUGGESTION = re.compile(
 _PAST = re.compile(
     r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|previously|formerly|"
     r"in\s+the\s+past|once|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
-    r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始",
+    r"last\s+(?:year|summer|winter|spring|autumn|fall)|"
+    r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始|去年",
     re.I,
 )
 # Says the value changed, or is the one holding now.
@@ -333,7 +334,7 @@ def _number_values(text: str) -> set[str]:
         out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
     for m in _ZH_NUMBER.finditer(text):
         number = _zh_number(m.group(1))
-        if number is None:
+        if number is None or m.group(1) == "一":  # "一个月", "一周": an article more often than a count
             continue
         if m.group(2) == "点":  # "三点": a time
             out.add(f"t:{number:g}:zh")
@@ -431,7 +432,7 @@ def keys(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-VALUE_UNIT = "#"
+VALUE_UNIT = "zvaluez"  # a word, so that the tokenizer keeps it
 
 
 def masked_units(text: str) -> list[str]:

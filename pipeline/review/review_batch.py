@@ -33,6 +33,7 @@ from pipeline.core.review_records import (
 from pipeline.core.tool_calls import TOOL_INSIGHT_METHOD, is_tool_call, tool_call_of
 from pipeline.core.vectors import from_blob, to_blob
 from pipeline.review import (
+    claims,
     clustering,
     consolidate_review,
     dedup,
@@ -159,6 +160,10 @@ def review_batch(
             ep.content, role=ep.role, source=ep.source, ts=ep.ts, turn_id=ep.turn_id, metadata=ep.metadata
         )
         states_fact = bool(ruled.facts or ruled.corrections)
+        if ruled.facts and _adds_a_value(ep.content):
+            # "I speak Italian too": a second value beside the first. A chain holds one value at a time and
+            # would close the first (a true statement); the turn stays an episode, recalled on its own.
+            ruled = fact_extraction.Extraction(facts=(), corrections=ruled.corrections)
         if ep.id in survivors:
             # The newer wording of a memory: its similarity to what it replaces is no reason to drop it,
             # so it is judged on its own content.
@@ -269,6 +274,11 @@ def _supersessions(
     if not said:
         return []
     return updates.detect(said, inputs.statements, refused=inputs.linked, params=params)
+
+
+def _adds_a_value(text: str) -> bool:
+    said = claims.claim(text)
+    return said.additive and not said.change
 
 
 def _speaker(metadata: dict[str, object]) -> str | None:
