@@ -70,12 +70,14 @@ class Counts:
     current_first: int = 0
     top1: int = 0
     linked: int = 0
+    found: int = 0  # the newer statement among the k hits at all: the ceiling of any reordering of them
 
     def add(self, other: Counts) -> None:
         self.n += other.n
         self.current_first += other.current_first
         self.top1 += other.top1
         self.linked += other.linked
+        self.found += other.found
 
 
 @dataclass
@@ -162,6 +164,7 @@ def judge(ranked: Ranked, pair: Pair) -> Counts:
         # One hit holding both is the newer wording with the older merged into it (dedup keeps the newer).
         current_first=int(new is not None and (old is None or new <= old)),
         top1=int(new == 0),
+        found=int(new is not None),
     )
 
 
@@ -351,8 +354,9 @@ def report_lines(r: Result) -> list[str]:
     lines = [
         f"{r.conversations} conversations, {r.turns:,} turns through the pipeline; {machine()}.",
         "",
-        "| ranker | half | update pairs | current-first | current top-1 | linked by review |",
-        "|---|---|---:|---:|---:|---:|",
+        "| ranker | half | update pairs | current-first | current top-1 | newer in the top 10 (ceiling) "
+        "| linked by review |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for name, by_group in r.rows.items():
         for half in ("dev", "test"):
@@ -361,7 +365,8 @@ def report_lines(r: Result) -> list[str]:
                 continue
             linked = f"{c.linked / c.n:.3f}" if name == "**product**" else ""
             lines.append(
-                f"| {name} | {half} | {c.n} | {c.current_first / c.n:.3f} | {c.top1 / c.n:.3f} | {linked} |"
+                f"| {name} | {half} | {c.n} | {c.current_first / c.n:.3f} | {c.top1 / c.n:.3f} | "
+                f"{c.found / c.n:.3f} | {linked} |"
             )
     lines += ["", "By language, shape and attribute (product; test half):", ""]
     lines += ["| group | pairs | current-first | top-1 | linked |", "|---|---:|---:|---:|---:|"]
@@ -398,10 +403,27 @@ def report_lines(r: Result) -> list[str]:
     return lines
 
 
+INTRO = [
+    "Set: `bench/data/sets/updates.json.gz` (`bench.sets.updates`): 70 conversations (35 dev, 35 test), 334 "
+    "update pairs and 359 look-alike pairs (other holder, other project, a question, an assistant's "
+    "suggestion, a hypothetical, the past, the same value, two values both true); 39% Chinese or mixed; "
+    "user↔assistant and friends' chats; 72% of pairs on attributes outside the rule table. Every "
+    "conversation goes through the real pipeline (scheduler, Celery worker, indexer); each update pair's "
+    "question is asked of recall (k = 10). Targets on the test half: current-first ≥ 0.95, current top-1 "
+    "≥ 0.85, false supersessions ≤ 1%.",
+    "",
+    "Tuned and held out: the review rules and recall's ordering knobs were written and chosen on the dev "
+    "half (`update_answer_ratio` 0.5 / 0.7 / 0.85, `update_answer_cosine` 0.35 / 0.5 / 0.65). Three rule "
+    'fixes (a capitalised qualifier at a sentence start, a lone 一, "last year") were prompted by false '
+    "links printed from the test half, so the test half's false-supersession figure is not fully held out; "
+    "its current-first and top-1 are.",
+    "",
+]
+
+
 def write_report(r: Result) -> None:
-    write_section(
-        "updates", "\n".join(["## Knowledge updates: `hindsight bench updates`", "", *report_lines(r)])
-    )
+    body = ["## Knowledge updates: `hindsight bench updates`", "", *INTRO, *report_lines(r)]
+    write_section("updates", "\n".join(body))
 
 
 TARGETS = {"current_first": 0.95, "top1": 0.85, "false_rate": 0.01}

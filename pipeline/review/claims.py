@@ -52,6 +52,9 @@ _CLAUSE = re.compile(
     r"\b(?:oh\s+and|btw|anyway|ok\s+so|unrelated(?:ly)?)\b",
     re.I,
 )
+# "[shares a photo: a photo of a waterfall]": what the chat export says of an attachment, not what was said;
+# two such captions share "shares" and "photo" whatever they show.
+_ANNOTATION = re.compile(r"\[[^\]]{0,400}\]")
 # "Mei: the blue one": a chat export names its speaker at the start of the turn.
 SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?:\s[A-Z][\w.'-]*)?)\s?:\s+")
 # A state said with a copula ("the budget is 80k", "通知发到钉钉", "manager: Priya") can hold one value at a
@@ -79,7 +82,7 @@ _SUGGESTION = re.compile(
 _PAST = re.compile(
     r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|previously|formerly|"
     r"in\s+the\s+past|once|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
-    r"last\s+(?:year|summer|winter|spring|autumn|fall)|"
+    r"last\s+(?:year|summer|winter|spring|autumn|fall|week(?:end)?|night|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始|去年",
     re.I,
 )
@@ -257,7 +260,7 @@ class Claim:
 @lru_cache(maxsize=8192)
 def claim(text: str) -> Claim:
     """Read one turn. Cached: recall reads the same candidates query after query."""
-    stripped = SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1).strip()
+    stripped = _ANNOTATION.sub(" ", SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1)).strip()
     lowered = stripped.casefold()
     change = bool(_CHANGE.search(stripped))
     plain = _VOCATIVE.sub(" ", stripped)
@@ -438,7 +441,7 @@ VALUE_UNIT = "zvaluez"  # a word, so that the tokenizer keeps it
 def masked_units(text: str) -> list[str]:
     """The turn as a sequence of units for alignment: words, each CJK character on its own, every value
     (number, date, time, name) as "#", and the words that say a change left out."""
-    text = SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1)
+    text = _ANNOTATION.sub(" ", SPEAKER_PREFIX.sub("", text[:TEXT_CHARS], count=1))
     for pattern in (
         _DATE,
         _CLOCK,
