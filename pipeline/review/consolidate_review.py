@@ -203,7 +203,9 @@ def _restated(
         restatements.Said(p.role, p.session_id, p.ts, p.content, a, p.superseded)
         for p, a in zip(points, about, strict=True)
     ]
-    found = restatements.group(said, matrix, signals=config.restate)
+    # Every request with a subject, grouped: one that joins a fact chain's memory needs no second session
+    # (the chain already holds the subject); a memory of its own needs MIN_REQUESTS in MIN_SESSIONS.
+    found = restatements.group(said, matrix, signals=config.restate, min_requests=1, min_sessions=1)
     on_fact = {
         subject: k
         for k, (state, _) in enumerate(groups)
@@ -214,9 +216,13 @@ def _restated(
     for g in found:
         free = [i for i in g.members if i not in grouped]
         k = on_fact.get(g.subject)
+        requests = [i for i in g.requests if i in free]
         if k is not None:
             by_fact[k].extend(free)
-        elif sum(1 for i in g.requests if i in free) >= 2:
+        elif (
+            len(requests) >= restatements.MIN_REQUESTS
+            and len({points[i].session_id for i in requests}) >= restatements.MIN_SESSIONS
+        ):
             out.append(free)
             subjects.append(g.subject)
         else:

@@ -52,6 +52,9 @@ SIGNALS = ("subject", "ack", "fact", "cosine")
 MAX_REQUEST_WORDS = 40
 QUOTE_MAX_WORDS = 14  # an earlier wording is quoted only when short; a longer one is stated by its terms
 QUOTES = 3  # earlier wordings quoted after the lead: the text stays one or two sentences
+# A memory of its own needs this many requests in this many sessions: the same wish said again later.
+MIN_REQUESTS = 2
+MIN_SESSIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +181,8 @@ def group(
     vectors: Vector | None = None,
     *,
     signals: Signals = Signals(),
-    min_requests: int = 2,
-    min_sessions: int = 2,
+    min_requests: int = MIN_REQUESTS,
+    min_sessions: int = MIN_SESSIONS,
 ) -> list[Group]:
     """The coherent groups of restated requests among `said` (one scope's turns), largest first.
 
