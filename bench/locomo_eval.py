@@ -37,6 +37,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "semantic": replace(DEFAULT_TUNING, semantic=True),
     "no-semantic": replace(DEFAULT_TUNING, semantic=False),
     "no-subject-first": replace(DEFAULT_TUNING, subject_first=False),
+    "semantic-cosine-too": replace(DEFAULT_TUNING, semantic_methods=None),
     # The rules the ablation on three sets turned off, each put back on its own (RecallTuning's note).
     "spread": replace(DEFAULT_TUNING, after_match=0.7, before_match=0.5),
     "rescore": replace(DEFAULT_TUNING, dense_rescore=True),

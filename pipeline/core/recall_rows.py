@@ -56,6 +56,7 @@ class SemanticRow:
     last_said: datetime | None = None
     # What its members ask of the assistant (restated requests, issue 40: "answer_length"), when review knew.
     subject: str | None = None
+    method: str | None = None  # how review wrote its text: restated | template | extractive | llm | ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ def to_hit(
         memory = memories.get(ref)
         if memory is None or not tuning.semantic:
             return None
+        if tuning.semantic_methods is not None and memory.method not in tuning.semantic_methods:
+            return None
         in_window = window is not None and _overlaps(window, memory.valid_from, memory.valid_to)
         factors = ranking.Factors(
             weight=ranking.ranked_weight(memory.weight, memory.base_weight, tuning.decay_exponent),

@@ -202,3 +202,17 @@ def test_review_s_memory_of_the_asked_subject_comes_first_and_nothing_leaves_the
     assert [h.id for h in out] == ["memory", "near", "x"]
     unmarked = [_hit("near", 1.4, ("n",)), _hit("memory", 1.3, ("a", "b"), "semantic")]
     assert [h.id for h in recall_hits.subject_first(unmarked)] == ["near", "memory"]
+
+
+def test_recall_returns_restated_and_fact_chain_memories_not_cosine_clusters_by_default() -> None:
+    from pipeline.core.models import SEMANTIC
+    from pipeline.core.recall_rows import SemanticRow
+    from pipeline.recall.tuning import DEFAULT_TUNING
+
+    def row(method: str) -> SemanticRow:
+        return SemanticRow(1, "Just the gist.", 1.0, T0, None, ("a",), speaks_for=("a",), method=method)
+
+    c = recall_hits.Candidate((SEMANTIC, 1), fused=1.0)
+    for method, returned in (("restated", True), ("template", True), ("extractive", False)):
+        hit = recall_hits.to_hit(c, {}, {1: row(method)}, None, set(), DEFAULT_TUNING)
+        assert (hit is not None) is returned, method

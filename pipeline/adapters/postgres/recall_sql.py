@@ -159,6 +159,7 @@ LEXICAL_CHUNK = 2000
 # Open (or at `as_of` valid) semantic memories with their members' turn ids, merged turns included.
 _SEMANTIC = """
     SELECT m.id, m.text, m.weight, m.base_weight, m.valid_from, m.valid_to, m.details->>'subject' AS subject,
+           m.method,
            array_agg(t.turn_id ORDER BY t.ord) AS turn_ids,
            coalesce(array_agg(t.turn_id ORDER BY t.ord) FILTER (WHERE t.says), '{}') AS speaks_for,
            min(t.ts) AS first_said, max(t.ts) AS last_said
@@ -312,6 +313,7 @@ class RecallStore:
                     r.first_said,
                     r.last_said,
                     r.subject,
+                    r.method,
                 )
                 for r in rows
             }
