@@ -426,6 +426,37 @@ def _tools_headlines(f: Figures) -> list[Headline]:
     ]
 
 
+def _frameworks(ctx: Context, *, items: int, queries: int) -> Figures:
+    from bench import frameworks
+
+    r = frameworks.run_frameworks_bench(
+        ctx.settings,
+        items=items,
+        queries=queries,
+        database_url=None,
+        redis_url=None,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    return {
+        "ratio_p50": r.ratio,
+        "recall_p50_ms": r.p(r.recall_ms, 50),
+        "search_p50_ms": r.p(r.search_ms, 50),
+    }
+
+
+def _frameworks_headlines(f: Figures) -> list[Headline]:
+    return [
+        _target(
+            f["ratio_p50"],
+            f["ratio_p50"] <= 1.2,
+            ".2f",
+            "≤ 1.2",
+            "frameworks: store.search / client.recall p50",
+        )
+    ]
+
+
 def _updates(ctx: Context) -> Figures:
     from bench import updates
 
@@ -688,6 +719,15 @@ REGISTRY: tuple[Benchmark, ...] = (
         locomo=False,
     ),
     # A simulated month of tool calls through full reviews in-process: its own database, about a minute.
+    # LangGraph store.search against client.recall on one embedded stack.
+    Benchmark(
+        "frameworks",
+        _frameworks,
+        {"items": 100, "queries": 20},
+        {"items": 500, "queries": 300},
+        _frameworks_headlines,
+        locomo=False,
+    ),
     # The labelled update set through the pipeline: its own database, a few minutes.
     Benchmark(
         "updates",

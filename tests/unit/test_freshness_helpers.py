@@ -235,6 +235,6 @@ def test_the_write_side_screen_is_measured_on_every_set_present() -> None:
     # The two sets of the repository at least (LoCoMo too where the shared copy lies).
     assert {"assistant_help", "friends_chat"} <= set(costs)
     for c in costs.values():
-        assert c.turns > 1000
+        assert c.turns > 100  # the restated set is small: 6 users of requests said 3-4 times
         assert c.turns_per_s > 0
         assert 0 <= c.held < c.turns
