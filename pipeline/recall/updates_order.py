@@ -54,7 +54,7 @@ def order(
         done = {(o, n) for o, n, *_ in links}
         # Only among the first k: the order changes, the hits returned do not (no evidence leaves the list).
         window = min(tuning.update_window, k)
-        cosine = _cosines(out, position, window, vectors) if tuning.update_answer_ratio > 0 else {}
+        cosine = _LazyCosines(out, position, window, vectors)
         soft = _soft_links(out, position, rows, window, done, tuning, cosine)
         out = _apply(out, position, soft, SOFT_DEMOTION, flag=False)
     return _flag_unmatched(out, position, rows)
@@ -116,7 +116,7 @@ def _soft_links(
     window: int,
     done: set[tuple[int, int]],
     tuning: RecallTuning,
-    cosine: dict[tuple[int, int], float],
+    cosine: _LazyCosines,
 ) -> list[Link]:
     """Reviewed pairs among the first `window` hits that the loose rules read as an update, for a question
     about the present: ordered newer first. An operator's undo is respected."""
@@ -126,35 +126,44 @@ def _soft_links(
         old, new = (a, b) if (a.ts, a.id) < (b.ts, b.id) else (b, a)
         if (old.id, new.id) in done or new.id in old.undone_with or not (a.reviewed and b.reviewed):
             continue
-        alike = cosine.get((old.id, new.id), 0.0) >= tuning.update_answer_cosine
+        # Cheapest test last: the vectors are read only for a pair that passes everything else.
         if related(old, new) or (
-            alike
-            and _same_answer(
-                old, new, hits[position[old.id]], hits[position[new.id]], tuning.update_answer_ratio
-            )
+            _same_answer(old, new, hits[position[old.id]], hits[position[new.id]], tuning.update_answer_ratio)
+            and cosine.get(old.id, new.id) >= tuning.update_answer_cosine
         ):
             out.append((old.id, new.id, "recall", new.ts))
     return out
 
 
-def _cosines(
-    hits: list[Hit],
-    position: dict[int, int],
-    window: int,
-    vectors: Callable[[list[int]], dict[int, Vector]] | None,
-) -> dict[tuple[int, int], float]:
-    """Cosine of each pair of the first `window` episode hits (both ways round), from their stored vectors."""
-    if vectors is None:
-        return {}
-    top = sorted(position, key=lambda i: -hits[position[i]].score)[:window]
-    found = vectors(top)
-    ids = [i for i in top if i in found]
-    if len(ids) < 2:
-        return {}
-    matrix = np.stack([found[i] for i in ids]).astype(np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-    sims = matrix @ matrix.T
-    return {(a, b): float(sims[x, y]) for x, a in enumerate(ids) for y, b in enumerate(ids) if a != b}
+class _LazyCosines:
+    """Cosine of two of the first `window` episode hits, from their stored vectors, read on first use (one
+    read for all of them): most questions have no pair that needs it."""
+
+    def __init__(
+        self,
+        hits: list[Hit],
+        position: dict[int, int],
+        window: int,
+        vectors: Callable[[list[int]], dict[int, Vector]] | None,
+    ) -> None:
+        self._top = sorted(position, key=lambda i: -hits[position[i]].score)[:window]
+        self._vectors = vectors
+        self._sims: dict[tuple[int, int], float] | None = None
+
+    def get(self, a: int, b: int) -> float:
+        if self._sims is None:
+            self._sims = self._read()
+        return self._sims.get((a, b), 0.0)
+
+    def _read(self) -> dict[tuple[int, int], float]:
+        found = self._vectors(self._top) if self._vectors is not None else {}
+        ids = [i for i in self._top if i in found]
+        if len(ids) < 2:
+            return {}
+        matrix = np.stack([found[i] for i in ids]).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+        sims = matrix @ matrix.T
+        return {(a, b): float(sims[x, y]) for x, a in enumerate(ids) for y, b in enumerate(ids) if a != b}
 
 
 def _same_answer(old: RecallEpisode, new: RecallEpisode, old_hit: Hit, new_hit: Hit, ratio: float) -> bool:

@@ -21,7 +21,7 @@ from functools import lru_cache
 CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Latin words (with inner dots, commas, apostrophes, hyphens: "2.3", "50,000", "don't", "e-mail") or one CJK run.
-_TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:[.,'’\-][^\W_]+)*", re.UNICODE)
+TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:[.,'’\-][^\W_]+)*", re.UNICODE)
 TEXT_CHARS = 600  # what is read of a long turn: a statement of a value sits in its first sentences
 
 # -- kinds of statement ----------------------------------------------------------------------------------
@@ -357,7 +357,7 @@ def _word_values(text: str) -> set[str]:
         version = _VERSION.fullmatch(ident)
         out.add(f"n:{version.group(1)}" if version else f"p:{ident}")  # "v5.3" is the number 5.3
     out.update(f"q:{m.group(1).casefold().strip()}" for m in _QUOTED.finditer(text))
-    for word in _TOKEN.findall(text.casefold()):
+    for word in TOKEN.findall(text.casefold()):
         if word in _DAY_SET or word in _MONTH_SET:
             out.add(f"d:{word[:3]}")
         elif word in _COMMON_VALUES:
@@ -383,7 +383,7 @@ def _zh_number(text: str) -> float | None:
 
 
 def _holders(lowered: str, text: str) -> frozenset[str]:
-    words = set(_TOKEN.findall(lowered))
+    words = set(TOKEN.findall(lowered))
     found = {w for w in _HOLDER_WORDS if w in words}
     found.update(m.group(0) for m in _HOLDER_ZH.finditer(text))
     # Pronouns name the same person in two ways; what matters is whether someone else is named at all.
@@ -406,7 +406,7 @@ def _subject(text: str, values: set[str]) -> frozenset[str]:
     for pattern in (_DATE, _CLOCK, _ORDINAL, _NUMBER, _ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH, _CHANGE_ZH):
         text = pattern.sub(" ", text)
     out: set[str] = set()
-    for token in _TOKEN.findall(text.casefold()):
+    for token in TOKEN.findall(text.casefold()):
         if _CJK_CHAR.match(token):
             for run in re.split(f"[{''.join(_STOP_ZH)}]+", token):
                 out.update(b for i in range(len(run) - 1) if (b := run[i : i + 2]) not in _FILLER_SUBJECT)
@@ -427,7 +427,7 @@ def keys(text: str) -> frozenset[str]:
     """A cheap superset of the words `claim(text).subject` can hold (stemmed words, CJK bigrams): two turns
     sharing none cannot share a subject, so update detection parses only the turns that share one."""
     out: set[str] = set()
-    for token in _TOKEN.findall(text[:TEXT_CHARS].casefold()):
+    for token in TOKEN.findall(text[:TEXT_CHARS].casefold()):
         if _CJK_CHAR.match(token):
             out.update(token[i : i + 2] for i in range(len(token) - 1))
         elif len(token) >= 3 and token not in _STOP and token not in _FILLER_SUBJECT:
@@ -456,7 +456,7 @@ def masked_units(text: str) -> list[str]:
         text = pattern.sub(f" {VALUE_UNIT} ", text)
     text = _CHANGE.sub(" ", text)
     out: list[str] = []
-    for token in _TOKEN.findall(text.casefold()):
+    for token in TOKEN.findall(text.casefold()):
         if _CJK_CHAR.match(token):
             out.extend(c for c in token if c not in _STOP_ZH)
         elif token in _COMMON_VALUES:

@@ -18,7 +18,6 @@ every rule below is a reason *not* to link, and a pair is linked only when none 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -27,7 +26,7 @@ from typing import Any
 
 from pipeline.core.review_records import Statement as Said
 from pipeline.core.review_records import SupersessionWrite as Supersession
-from pipeline.review.claims import SPEAKER_PREFIX, Claim, claim, is_content, keys, masked_units
+from pipeline.review.claims import SPEAKER_PREFIX, TOKEN, Claim, claim, is_content, keys, masked_units
 
 USER_ROLES = frozenset({"user"})
 
@@ -199,7 +198,7 @@ def _differing_kinds(o: frozenset[str], n: frozenset[str]) -> list[str]:
 def _units(text: str) -> list[str]:
     """Words, each CJK character a unit of its own, for the slot diff."""
     out: list[str] = []
-    for token in _SPLIT.findall(text.casefold()):
+    for token in TOKEN.findall(text.casefold()):
         out.extend(token if _is_cjk(token[0]) else [token])
     return [u for u in out if u not in _FILLER]
 
@@ -247,7 +246,6 @@ def _one_slot(old: str, new: str, params: UpdateParams) -> tuple[str, str] | Non
     return join.join(a[i1:i2]), join.join(b[j1:j2])
 
 
-_SPLIT = re.compile(r"[\u3400-\u9fff]+|[^\W_]+(?:[.,'’\-][^\W_]+)*", re.UNICODE)
 # Words a change adds around the same sentence ("now", "以后", "actually") are not the slot.
 _FILLER = frozenset(
     [
