@@ -139,6 +139,19 @@ class Episode(Base):
             "restored_at",
             postgresql_where=text("restored_at IS NOT NULL"),
         ),
+        # A framework adapter's read by key: the versions of one (metadata.entity, metadata.attribute) (0023).
+        Index(
+            "ix_episodes_keyed",
+            "agent_id",
+            "user_id",
+            text("(metadata ->> 'entity')"),
+            text("(metadata ->> 'attribute')"),
+            "ts",
+            "id",
+            postgresql_where=text(
+                "jsonb_typeof(metadata -> 'entity') = 'string' AND jsonb_typeof(metadata -> 'attribute') = 'string'"
+            ),
+        ),
         # An agent's tool calls across its users, newest first: agent-wide tool insights (0020).
         Index(
             "ix_episodes_agent_tool_calls",
