@@ -38,6 +38,7 @@ VARIANTS: dict[str, tuple[Signals | None, bool]] = {
     "without subject words": (Signals(subject=False), True),
     "without acknowledgements": (Signals(ack=False), True),
     "without facts": (Signals(fact=False), True),
+    "with shared object words for requests naming no subject": (Signals(terms=True), True),
     "with cosine ≥ 0.6 for requests naming no subject": (Signals(cosine=0.6), True),
     "cosine clusters without an anchor term": (Signals(), False),
     "before issue 40 (fact chains and cosine clusters only)": (None, False),

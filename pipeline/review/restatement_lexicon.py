@@ -54,6 +54,12 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"(?:more )?detail(?:ed|s)?",
                 r"elaborate",
                 r"in[- ]depth",
+                # more ways people say it; each phrase names length whatever else the turn is about
+                r"(?:way |far |much )?too long|fewer words|less text|brevity|snappy|short version",
+                r"over-?explain\w*|one[- ]liners?|(?:a )?sentence or two|one paragraph|word count",
+                r"(?:under|at most|max(?:imum)?) \d+ words|\d+ words (?:max|or less|or fewer)",
+                r"cut (?:it|them|that) (?:down|short)|trim (?:it|them|your \w+)",
+                r"thorough(?:ly)?|expand(?: on)?|go deeper|more depth|explain more|more explanations?",
             ),
             _zh(
                 "简短",
@@ -76,6 +82,8 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 "详细",
                 "展开讲",
                 "一句话",
+                "长话短说|说简单点|简单点说|简单说|废话|字数|篇幅|冗长|精炼|写短|短些|啰里啰嗦|几行",
+                "细节|展开说|深入|具体一点|具体些|解释那么多",
             ),
         ),
         "reply_language": (
@@ -90,22 +98,37 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"portuguese",
                 r"italian",
                 r"korean",
+                r"cantonese|russian|arabic|hindi|dutch|vietnamese|thai|turkish|polish|swedish|greek",
             ),
-            _zh("中文", "英文", "英语", "汉语", "普通话", "日语", "法语", "德语", "西班牙语", "韩语"),
+            _zh(
+                "中文|英文|英语|汉语|普通话|日语|法语|德语|西班牙语|韩语",
+                "粤语|日文|法文|德文|韩文|俄语|俄文|葡萄牙语|意大利语|繁体|简体|西语",
+            ),
         ),
         "answer_format": (
             _en(
                 r"bullet(?: points?)?s?",
                 r"numbered (?:lists?|steps)",
-                r"(?:as )?a list",
+                r"(?:as )?a list(?! of)",
                 r"lists",
-                r"tables?",
+                r"tables?(?! (?:of|for (?:two|\d)))",
                 r"markdown",
                 r"headings?",
                 r"plain text",
                 r"step[- ]by[- ]step",
+                r"checklists?|headers|numbered|code blocks?",
             ),
-            _zh("列表", "表格", "分点", "要点", "条列", "分条", "一步一步", "标题"),
+            _zh(
+                "列表",
+                "表格",
+                "分点",
+                "要点",
+                "条列",
+                "分条",
+                "一步一步",
+                "标题",
+                "清单|分几点|分成几点|编号|分段",
+            ),
         ),
         "code_language": (
             _en(
@@ -123,8 +146,9 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"c#",
                 r"bash",
                 r"go code",
+                r"(?:in|use|using) go(?:lang)?|scala|haskell|node(?:\.?js)|c sharp",
             ),
-            _zh("代码用", "用代码"),
+            _zh("代码用", "用代码", "写代码|代码请用|代码都用|示例代码", r"用\s*(?:go|c)\s*写"),
         ),
         "tone": (
             _en(
@@ -139,11 +163,22 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"tone",
                 r"cheesy",
                 r"exclamation (?:marks?|points?)",
+                r"professional(?:ly)?|cheerful|chatty|smil(?:ey|eys|ies)|emoticons?|playful|slang",
             ),
-            _zh("正式", "随意", "口语化", "表情", "语气", "客气", "开玩笑", "感叹号"),
+            _zh(
+                "正式",
+                "随意",
+                "口语化",
+                "表情",
+                "语气",
+                "客气",
+                "开玩笑",
+                "感叹号",
+                "太随便|那么随便|嘻嘻哈哈|严肃|礼貌|活泼|幽默|俏皮|专业一点|专业些|专业点|更专业",
+            ),
         ),
         "examples": (
-            _en(r"examples?", r"samples?"),
+            _en(r"examples?(?! of)", r"samples?(?! of)"),
             _zh("例子", "举例", "示例", "范例"),
         ),
         "sources": (
@@ -163,8 +198,9 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"kilograms?",
                 r"pounds",
                 r"lbs",
+                r"feet|foot|inch(?:es)?|met(?:er|re)s|centimet(?:er|re)s|grams|ounces|oz",
             ),
-            _zh("公制", "英制", "摄氏", "华氏", "公里", "英里", "公斤"),
+            _zh("公制", "英制", "摄氏", "华氏", "公里", "英里", "公斤", "英尺|英寸|厘米|千克|磅"),
         ),
         "time_zone": (
             _en(
@@ -180,14 +216,23 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"beijing time",
                 r"local time",
                 r"eastern time",
+                r"(?:tokyo|london|paris|berlin|new york|sydney|singapore|shanghai|hong kong|mountain) time",
+                r"pdt|edt|cdt|mst|jst|bst|cest|aest",
             ),
-            _zh("时区", "北京时间", "东八区"),
+            _zh(
+                "时区",
+                "北京时间",
+                "东八区",
+                "(?:美东|美西|东京|伦敦|纽约|巴黎|柏林|悉尼|新加坡|香港|上海|当地|本地)时间",
+                "[东西][一二三四五六七八九十]+区",
+            ),
         ),
         "contact_channel": (
             _en(
                 r"sms",
                 r"text me",
-                r"texts?",
+                r"text(?:ing)? me|(?:by|via|a) text|text messages?|texts",
+                r"ping me|dm me|dms|imessage|voicemail|(?:by|via) phone|phone me",
                 r"e-?mails?",
                 r"inbox",
                 r"phone calls?",
@@ -196,15 +241,20 @@ SUBJECTS: dict[str, re.Pattern[str]] = {
                 r"telegram",
                 r"slack",
             ),
-            _zh("短信", "邮件", "邮箱", "微信", "打电话", "电话"),
+            _zh("短信", "邮件", "邮箱", "微信", "打电话", "电话", "发我手机|打我手机|钉钉|飞书|私信"),
         ),
         "address": (
-            _en(r"call me", r"my name is", r"address me"),
+            _en(
+                r"call me(?! (?:rather|instead|on|at|back|later|when|if|before|after|directly|any ?time|first|an?|the))",
+                r"my name is",
+                r"address me",
+            ),
             _zh("叫我", "称呼我", "我的名字"),
         ),
         "diet": (
             _en(r"vegetarian", r"vegan", r"meat", r"dairy", r"pescatarian", r"halal", r"kosher", r"gluten"),
-            _zh("素食", "吃素", "不吃肉", "忌口", "清真"),
+            _en(r"pork|beef|plant[- ]based|spicy"),
+            _zh("素食", "吃素", "不吃肉", "忌口", "清真", "素菜|猪肉|牛肉|不吃辣|吃不了辣|不能吃辣"),
         ),
         "allergy": (
             _en(r"allerg\w*", r"anaphyla\w*"),
@@ -275,6 +325,9 @@ REQUEST = re.compile(
                 r"for me",
                 r"to me",
                 r"reach me",
+                # what else a standing wish starts or ends with
+                r"put|format|include|add|cite|no need|instead|only|max|ping me|dm me|text me|call me",
+                r"my time ?zone",
             ),
             _zh(
                 "请",
@@ -304,6 +357,9 @@ REQUEST = re.compile(
                 "我是",
                 "我对",
                 "我的",
+                # "X一点" softens a wish ("正式一点"); "按…", "发我…", "多给…" ask for something; "我不吃…"
+                # states one about food
+                "一点|按|发我|多给|少点|少说|每次|总是|不用|我不吃|附上|打我",
             ),
         ]
     ),
@@ -313,8 +369,13 @@ REQUEST = re.compile(
 # unless a standing marker says otherwise.
 ONE_OFF = re.compile(
     _en(r"this(?!\s+(?:is|was)\b)", r"these", r"those", r"the article", r"the email", r"the doc(?:ument)?")
+    # a thing to make now ("write a short poem", "make a table of ..."): a task, however it is worded
     + "|"
-    + _zh("帮我", "这篇", "这个", "那个", "这段", "这份", "这封"),
+    + _en(r"(?:write|make|draft|create|compose|generate|build|give)(?: me| us)? an?(?! (?:bit|little|lot)\b)")
+    + "|"
+    + _zh("帮我", "这篇", "这个", "那个", "这段", "这份", "这封")
+    + "|"
+    + "[写做列发画编]\\s*[一几]?\\s*[个封首篇份张段条]",
     re.IGNORECASE,
 )
 STANDING = re.compile(
@@ -336,7 +397,11 @@ STANDING = re.compile(
     re.IGNORECASE,
 )
 # A question about the world, not a request: it asks and does not ask the assistant to do anything.
-ASKS = re.compile(r"[?？]\s*$|(?:吗|呢)[。.!！]?\s*$")
+ASKS = re.compile(
+    r"[?？]\s*$|(?:吗|呢)[。.!！]?\s*$"
+    # a question that lost its question mark ("is it rude to use emojis at work")
+    + r"|^(?:is|are|was|were|does|did|should i|what|why|which|who|how (?:do|does|is|are|can|much|many))\b"
+)
 ASKS_ASSISTANT = re.compile(
     _en(r"can you", r"could you", r"would you", r"will you", r"can u", r"could u")
     + "|"
@@ -376,6 +441,12 @@ ACK = re.compile(
     )
     + r")",
     re.IGNORECASE,
+)
+# Chinese character pairs that are function words, not what a request is about: two requests sharing "一点"
+# ("快一点", "近一点") share no object.
+ZH_FUNCTION_PAIRS = _wordset(
+    "一点 一些 一下 一个 有点 点儿 时候 什么 怎么 现在 已经 因为 所以 如果 但是 还是 一定 东西 比较 上次 下次 "
+    "这样 那样 然后 的话 觉得 感觉 知道 需要 应该 最好 一直 总是"
 )
 # English words that carry no subject of their own in a request (on top of the quality stopwords).
 REQUEST_WORDS = _wordset(

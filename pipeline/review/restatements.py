@@ -44,10 +44,11 @@ from pipeline.review.restatement_lexicon import (
     REQUEST_WORDS,
     STANDING,
     SUBJECTS,
+    ZH_FUNCTION_PAIRS,
 )
 from pipeline.review.summarise import sentences
 
-SIGNALS = ("subject", "ack", "fact", "cosine")
+SIGNALS = ("subject", "ack", "fact", "terms", "cosine")
 # A request longer than this is a message that contains a request, not a restatement of one.
 MAX_REQUEST_WORDS = 40
 QUOTE_MAX_WORDS = 14  # an earlier wording is quoted only when short; a longer one is stated by its terms
@@ -71,11 +72,14 @@ class Said:
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """Which signals may link two requests (all but cosine by default; the bench switches each off)."""
+    """Which signals may link two requests (all but terms and cosine by default; the bench switches each)."""
 
     subject: bool = True
     ack: bool = True
     fact: bool = True
+    # A subjectless request joins the one subject whose requests share its object's words. Off: on the
+    # restated set it links nothing more, on the stories set one turn ("No satay for me, ... peanuts").
+    terms: bool = False
     cosine: float | None = None  # a subjectless request joins a keyed one this close (None: off)
 
 
@@ -109,9 +113,11 @@ def words(text: str) -> int:
     return len(_WORD.findall(t)) + sum(len(r) for r in _CJK_RUN.findall(t))
 
 
-def is_request(role: str, text: str) -> bool:
+def is_request(role: str, text: str, *, acknowledged: bool = False) -> bool:
     """A standing request or preference of the user's: not an assistant's turn, not a question about the
-    world ("is Lisbon older than Porto?"), not a one-off task on something at hand ("summarise this")."""
+    world ("is Lisbon older than Porto?"), not a one-off task on something at hand ("summarise this").
+    `acknowledged`: the assistant confirmed it naming its subject ("Sure, bullet points from now on"), which
+    says it was taken as a request even when its words have no request marker ("分成几点说")."""
     if role != "user" or words(text) > MAX_REQUEST_WORDS:
         return False
     t = fold(text).strip()
@@ -120,7 +126,7 @@ def is_request(role: str, text: str) -> bool:
     if ONE_OFF.search(t) and not STANDING.search(t):
         return False
     # A short complaint ("too wordy", "太长了") is a request in itself.
-    return bool(REQUEST.search(t)) or words(t) <= 4
+    return bool(REQUEST.search(t)) or words(t) <= 4 or (acknowledged and bool(subjects(t)))
 
 
 def is_ack(role: str, text: str) -> bool:
@@ -152,6 +158,15 @@ def terms(text: str) -> frozenset[str]:
         kept = "".join(ch for ch in run if ch not in ZH_STOPCHARS and ch not in "请别不要用说")
         out.update(kept[i : i + 2] for i in range(len(kept) - 1))
     return frozenset(out)
+
+
+def object_terms(text: str) -> frozenset[str]:
+    """`terms` of what a request is about: without its subject words and without the words every request
+    has ("以后", "please", "我喜欢"), which two requests share whatever they ask for."""
+    t = fold(text)
+    for pattern in (*SUBJECTS.values(), REQUEST, STANDING, ONE_OFF):
+        t = pattern.sub(" ", t)
+    return terms(t) - ZH_FUNCTION_PAIRS
 
 
 def covers(text: str, member: str) -> bool:
@@ -188,7 +203,8 @@ def group(
 
     A request belongs to one group at most: the subject that most of its scope's requests name."""
     order = sorted(range(len(said)), key=lambda i: (said[i].ts, i))
-    requests = [i for i in order if is_request(said[i].role, said[i].content)]
+    confirmed = _followed_by_ack(said, order) if signals.ack else set()
+    requests = [i for i in order if is_request(said[i].role, said[i].content, acknowledged=i in confirmed)]
     acks = _acks(said, order, set(requests))
     keys, why = _keys(said, requests, acks, vectors, signals)
     counts: dict[str, int] = {}
@@ -235,6 +251,8 @@ def _keys(
             if found := subjects(said[j].content) - keys[i]:
                 keys[i] |= found
                 why[i].add("ack")
+    if signals.terms:
+        _adopt_by_terms(said, requests, keys, why)
     if signals.cosine is not None and vectors is not None:
         _adopt_by_cosine(requests, keys, why, vectors, signals.cosine)
     return keys, why
@@ -282,6 +300,43 @@ def _acks(said: Sequence[Said], order: Sequence[int], requests: set[int]) -> dic
             out[i] = previous
         last[s.session] = i
     return out
+
+
+def _followed_by_ack(said: Sequence[Said], order: Sequence[int]) -> set[int]:
+    """The user's turns the assistant's next turn in their session acknowledges by a subject they both
+    name: "Sure, here are three options" after a diet update confirms no wish, it answers a task."""
+    out: set[int] = set()
+    last: dict[str, int] = {}
+    for i in order:
+        s = said[i]
+        previous = last.get(s.session)
+        if (
+            previous is not None
+            and said[previous].role == "user"
+            and is_ack(s.role, s.content)
+            and subjects(s.content) & subjects(said[previous].content)
+        ):
+            out.add(previous)
+        last[s.session] = i
+    return out
+
+
+def _adopt_by_terms(
+    said: Sequence[Said], requests: Sequence[int], keys: dict[int, set[str]], why: dict[int, set[str]]
+) -> None:
+    """A request that names no subject ("别放花生", "no more of those dinner essays") takes the subject of
+    the same user's requests that share a word of its object (`terms`: English stems, Chinese character
+    pairs), when those requests name one subject only: the object is what the wish is about, whatever the
+    verb. Several subjects sharing its words: it stays without one."""
+    keyed = {i: object_terms(said[i].content) for i in requests if keys[i]}
+    for i in requests:
+        if keys[i]:
+            continue
+        mine = object_terms(said[i].content)
+        found = {k for j, own in keyed.items() if mine & own for k in keys[j]}
+        if len(found) == 1:
+            keys[i] = set(found)
+            why[i].add("terms")
 
 
 def _adopt_by_cosine(

@@ -216,3 +216,82 @@ def test_recall_returns_restated_and_fact_chain_memories_not_cosine_clusters_by_
     for method, returned in (("restated", True), ("template", True), ("extractive", False)):
         hit = recall_hits.to_hit(c, {}, {1: row(method)}, None, set(), DEFAULT_TUNING)
         assert (hit is not None) is returned, method
+
+
+# Paraphrases written for these tests (not taken from any set): the subject words cover more ways of saying a
+# wish, and a word that also names something else ("text", "call me", "a list of") names it only as the wish.
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("that was way too long", "answer_length"),
+        ("fewer words please", "answer_length"),
+        ("no need to over-explain", "answer_length"),
+        ("长话短说", "answer_length"),
+        ("少说点废话", "answer_length"),
+        ("answer me in cantonese", "reply_language"),
+        ("用日文回复我", "reply_language"),
+        ("请分成几点说", "answer_format"),
+        ("请用Go写代码", "code_language"),
+        ("be more professional", "tone"),
+        ("别嘻嘻哈哈的", "tone"),
+        ("温度用摄氏度，长度用厘米", "units"),
+        ("时间请用美东时间", "time_zone"),
+        ("I'm on Tokyo time", "time_zone"),
+        ("ping me on slack", "contact_channel"),
+        ("call me rather than email", "contact_channel"),
+        ("no pork for me", "diet"),
+    ],
+)
+def test_more_wordings_name_their_subject(text: str, subject: str) -> None:
+    assert r.subjects(text) == {subject}
+
+
+@pytest.mark.parametrize(
+    ("text", "not_subject"),
+    [
+        ("less text please", "contact_channel"),
+        ("Call me a taxi", "address"),
+        ("I need a list of things to pack", "answer_format"),
+        ("Book a table for two at 8", "answer_format"),
+        ("Give me some examples of irony", "examples"),
+        ("爸妈喜欢吃辣", "diet"),
+    ],
+)
+def test_a_word_names_a_subject_only_as_the_wish(text: str, not_subject: str) -> None:
+    assert not_subject not in r.subjects(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write a short poem about autumn",
+        "Can you write a formal letter to my landlord",
+        "Make a table of the planets and their sizes",
+        "用Python写一个爬虫",
+        "写一封正式的请假信",
+        "Is it rude to use emojis at work",
+    ],
+)
+def test_a_thing_to_make_now_or_a_question_without_its_mark_is_no_standing_request(text: str) -> None:
+    assert not r.is_request("user", text)
+
+
+def test_an_acknowledgement_naming_the_subject_makes_a_request_of_a_turn_without_request_words() -> None:
+    turns = [
+        said(0, "分成几点说"),
+        said(0, "好的，以后都分点列出。", "assistant"),
+        said(1, "请用列表回答"),
+    ]
+    assert [(g.requests, g.acks) for g in r.group(turns)] == [((0, 2), (1,))]
+    # a reply that names no subject confirms no wish: the turn stays out
+    turns[1] = said(0, "Sure, here are three options.", "assistant")
+    assert r.group(turns) == []
+
+
+def test_shared_object_words_lend_a_subject_only_when_switched_on_and_unambiguous() -> None:
+    turns = [said(0, "我对花生过敏"), said(1, "别放花生"), said(2, "记得我过敏")]
+    assert [g.requests for g in r.group(turns)] == [(0, 2)]
+    assert [g.requests for g in r.group(turns, signals=r.Signals(terms=True))] == [(0, 1, 2)]
+    # words every request has ("以后", "一点") are no shared object
+    vague = [said(0, "以后都用中文回复"), said(1, "想住得离地铁近一点，以后再说"), said(2, "请用中文")]
+    assert [g.requests for g in r.group(vague, signals=r.Signals(terms=True))] == [(0, 2)]
