@@ -94,7 +94,10 @@ def _row_json(r: Any) -> dict[str, Any]:
 
 class KeyedTurns:
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+        # One statement, so no transaction: in autocommit, as RecallStore's reads. A BEGIN ... ROLLBACK
+        # around it also drops the driver's prepared statement, so each read was planned anew (1.14 ms
+        # a read at 500 keyed turns, 0.46 ms in autocommit).
+        self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     def latest(self, f: KeyFilter, *, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
         """One page of keys (the newest version of each, most recently written first) and how many in all."""
