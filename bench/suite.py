@@ -433,8 +433,8 @@ def _frameworks(ctx: Context, *, items: int, queries: int) -> Figures:
         ctx.settings,
         items=items,
         queries=queries,
-        database_url=None,
-        redis_url=None,
+        database_url=ctx.database_url,  # `bench all --database-url/--redis-url`, as every other bench
+        redis_url=ctx.redis_url,
         write=ctx.write,
         console=ctx.console,
     )
