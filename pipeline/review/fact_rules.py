@@ -92,6 +92,14 @@ _CHANNEL_SRC = "|".join(sorted(map(re.escape, CHANNELS), key=len, reverse=True))
 _LANGUAGE_SRC = "|".join(sorted(map(re.escape, LANGUAGES), key=len, reverse=True))
 
 
+# A word naming what a budget is for ("the team offsite budget"). Never a determiner, a copula or "budget"
+# itself: in "my budget is my budget is 0" the words between "my" and the last "budget" are a repeated
+# clause, not a purpose (it gave the attribute "budget:my").
+_PURPOSE_WORD = (
+    r"(?!(?:the|a|an|my|our|your|their|his|her|its|this|that|is|are|was|were|be|budget|now)\b)[a-z][\w-]*"
+)
+
+
 def _p(source: str) -> re.Pattern[str]:
     return re.compile(source, re.IGNORECASE)
 
@@ -187,7 +195,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("budget", _p(r"\bbudget\s+of\s+" + _AMOUNT_PREFIX + _AMOUNT), _amount, guarded=True),
     # "the team offsite budget is now 80,000 yuan": the budget of a thing is its own chain, so it never
     # closes (or joins a memory with) the user's laptop budget (issue 27).
-    _Rule("budget", _p(r"\b(?:the|our|my)\s+(?P<k>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+budget(?:\s+is|'s|\s*[=:])\s*(?:now\s+)?" + _AMOUNT_PREFIX + _AMOUNT), _amount, kind="purposed"),
+    _Rule("budget", _p(r"\b(?:the|our|my)\s+(?P<k>(?:" + _PURPOSE_WORD + r"\s+){0,2}?" + _PURPOSE_WORD + r")\s+budget(?:\s+is|'s|\s*[=:])\s*(?:now\s+)?" + _AMOUNT_PREFIX + _AMOUNT), _amount, kind="purposed"),
     _Rule("budget", _p(_I + r"can\s+(?:only\s+)?(?:spend|afford)\s+" + _AMOUNT_PREFIX + _AMOUNT), _money),
     _Rule("budget", _p(r"我的预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, confidence=EXPLICIT_CONFIDENCE),
     _Rule("budget", _p(r"预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, guarded=True),

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.core.models import CorrectionHint, FactCandidate
@@ -562,6 +562,7 @@ FRAGMENTS = [
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=30).map("".join))
+@example("my budget is my budget is 0")  # gave the attribute "budget:my" (issue 44)
 def test_rule_fragments_never_raise_and_values_are_well_formed(content: str) -> None:
     assert_well_formed(run(content))
 
