@@ -18,8 +18,17 @@ from pipeline.core.logging import get_logger
 
 log = get_logger(__name__)
 
-# Stopped first to last: stop taking turns in, then stop serving, then stop reviewing.
-STOP_ORDER = ("scheduler", "beat", "api", "indexer", "worker", "flower")
+# Stopped first to last: stop taking turns in, then stop serving, then stop reviewing. A role not named
+# here is still stopped (see stop_order): a role added to `up` without a place here once kept its port
+# after Ctrl-C, and the next `up` crash-looped it.
+STOP_ORDER = ("scheduler", "beat", "mcp", "api", "indexer", "worker", "flower")
+
+
+def stop_order(roles: list[str]) -> list[str]:
+    """Every one of `roles`, each once: those STOP_ORDER names in its order, then the rest, last started first."""
+    known = [r for r in STOP_ORDER if r in roles]
+    rest = [r for r in reversed(list(dict.fromkeys(roles))) if r not in STOP_ORDER]
+    return known + rest
 
 
 @dataclass
@@ -93,10 +102,13 @@ class Supervisor:
 
     def stop(self, timeout_s: float = 20.0) -> None:
         self.stop_event.set()
-        by_role = {c.role: c for c in self.children}
-        for role in STOP_ORDER:
-            if role in by_role:
-                by_role[role].stop(timeout_s)
+        for role in stop_order([c.role for c in self.children]):
+            for child in self.children:
+                if child.role == role:
+                    try:
+                        child.stop(timeout_s)
+                    except Exception:  # one role's failure to stop must not leave the others running
+                        log.exception("up.stop_failed", role=role)
 
 
 def role_argv(role: str, *extra: str) -> list[str]:
