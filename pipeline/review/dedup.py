@@ -8,11 +8,17 @@ Why the words too: a merged turn leaves the index, and only its survivor can be 
 messages the embedding alone is no evidence of sameness: with the sender's name in the content, MiniLM put
 1,834 of 6,295 messenger turns at cosine >= 0.95 with another ("Mei: the blue one" / "Mei: yes!! twice"),
 and their own words were no longer searchable.
+
+Why the values too: "the hotel room is 105 on the fourth floor, ..." and the same sentence with 106 share
+every word but one (Jaccard 0.9) and sit at cosine 0.98, yet they state two different rooms. A merge would
+leave only the newer value searchable, so texts whose values differ (numbers, dates, times, amounts,
+versions, spelled-out numbers) are never the same memory.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,10 +33,31 @@ from pipeline.core.review_records import Memory
 SAME_WORDS = 0.8
 TEXT_CHARS = 4000  # of a long text, the words compared (enough to tell a different text)
 _WORD = re.compile(r"[\u3400-\u9fff]|[^\W_]+", re.UNICODE)  # a CJK character is a word of its own
+# A value: a token with a digit in it, with its separators, sign and unit ("$40", "10:30", "2026-03-04",
+# "v1.2.3", "5pm", "40mg", "3,5%", "covid19"), a spelled-out English number ("second" and "once" left out:
+# "a second opinion", "once upon"), or a run of Chinese numerals (the lone "一" excepted: it is "a" as often
+# as "one").
+_DIGITS = r"[$€£¥#+-]?[a-z]*\d(?:[a-z\d%]|[.,:/-](?=[a-z\d]))*"
+_EN_NUMBER = (
+    r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+    r"|hundred|thousand|million|billion|dozen|first|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+)
+_ZH_NUMBER = "[零〇一二三四五六七八九十百千万亿两]"
+_VALUE = re.compile(rf"{_DIGITS}|\b(?:{_EN_NUMBER})\b|{_ZH_NUMBER}{{2,}}|(?!一){_ZH_NUMBER}")
+
+
+def values(text: str) -> frozenset[str]:
+    """The values a text states (see _VALUE), normalised: NFKC (full-width digits), case-folded."""
+    folded = unicodedata.normalize("NFKC", text[:TEXT_CHARS]).casefold()
+    return frozenset(_VALUE.findall(folded))
 
 
 def same_words(a: str, b: str) -> bool:
-    """Whether two texts say (nearly) the same words, by the Jaccard overlap of their word sets."""
+    """Whether two texts say (nearly) the same words, by the Jaccard overlap of their word sets, and state
+    the same values: one changed number makes another statement however few words it changes."""
+    if values(a) != values(b):
+        return False
     wa, wb = set(_WORD.findall(a[:TEXT_CHARS].casefold())), set(_WORD.findall(b[:TEXT_CHARS].casefold()))
     if not wa or not wb:
         return wa == wb
