@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from pipeline.client import MemoryClient
+from pipeline.client import MemoryClient, memory_segment, require_query
 from pipeline.core.config import get_settings
 from pipeline.core.errors import (
     Forbidden,
@@ -104,19 +104,24 @@ class AsyncMemoryClient:
 
     async def recall(self, query: str, *, agent_id: str, user_id: str, k: int = 10) -> list[dict[str, Any]]:
         """Ranked hits as the API returns them (the JSON of DESIGN §3)."""
-        if not query.strip():
-            raise InvalidTurn("query: empty")
+        require_query(query)
         params = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k, "explain": "false"}
         hits: list[dict[str, Any]] = (await self._request("GET", "/v1/recall", params=params))["results"]
         return hits
 
     async def recall_keyed(
-        self, query: str, *, agent_id: str, user_id: str, k: int = 10, entity_prefix: str | None = None
+        self,
+        query: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        k: int = 10,
+        entity_prefix: str | None = None,
+        held: str = "none",
     ) -> dict[str, Any]:
         """GET /v1/turns/recall (see MemoryClient.recall_keyed)."""
-        if not query.strip():
-            raise InvalidTurn("query: empty")
-        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
+        require_query(query)
+        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k, "held": held}
         if entity_prefix is not None:
             params["entity_prefix"] = entity_prefix
         return await self._request("GET", "/v1/turns/recall", params=params)
@@ -140,7 +145,24 @@ class AsyncMemoryClient:
         actor: str = "client",
     ) -> dict[str, Any]:
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "hard": hard, "actor": actor}
-        return await self._request("POST", f"/v1/memories/{memory_id}/forget", json=body)
+        return await self._request("POST", f"/v1/memories/{memory_segment(memory_id)}/forget", json=body)
+
+    async def update_memory(
+        self,
+        memory_id: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        reason: str,
+        status: str | None = None,
+        actor: str = "client",
+    ) -> dict[str, Any]:
+        """PATCH /v1/memories/{id} (see MemoryClient.update_memory): the answer says the status `before`,
+        read under the row's lock, so of two callers forgetting one memory exactly one sees it unforgotten."""
+        body: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
+        if status is not None:
+            body["status"] = status
+        return await self._request("PATCH", f"/v1/memories/{memory_segment(memory_id)}", json=body)
 
     async def scopes(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = (await self._request("GET", "/v1/scopes"))["scopes"]

@@ -12,10 +12,12 @@ able to reach Redis, which is not guarded by keys.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -30,7 +32,7 @@ from pipeline.core.errors import (
     RetryableError,
     Unauthenticated,
 )
-from pipeline.core.models import Hit
+from pipeline.core.models import EPISODE, SEMANTIC, Hit
 from pipeline.ingest import session_end
 from pipeline.ingest.validation import encode_event, parse_event, parse_ts, utcnow
 from pipeline.ingest.working_memory import WorkingMemory, parse_change
@@ -161,8 +163,7 @@ class MemoryClient:
     ) -> Recall:
         """Ranked hits; with `session_id`, `.working_memory` holds that session's working memory;
         `history` keeps superseded versions (ranked below what replaced them)."""
-        if not query.strip():
-            raise InvalidTurn("query: empty")
+        require_query(query)
         params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
         if as_of is not None:
             params["as_of"] = (
@@ -228,11 +229,19 @@ class MemoryClient:
         turn_ids: list[str] | None = None,
         limit: int = 50,
         offset: int = 0,
+        held: str = "none",
     ) -> dict[str, Any]:
         """The newest turn of each key (metadata entity + attribute) of a scope, most recent first:
         {"turns": [{"turn_id", "memory_id", "content", "metadata", "ts", "first_ts", "versions", ...}],
-        "next_offset": n | None}. `turn_ids`: the keys those turns carry."""
-        params: dict[str, Any] = {"agent_id": agent_id, "user_id": user_id, "limit": limit, "offset": offset}
+        "next_offset": n | None}. `turn_ids`: the keys those turns carry. `held`: which turns the screen
+        held count: "none" (as recall), "pending" (also those awaiting review), "all" (every turn said)."""
+        params: dict[str, Any] = {
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "limit": limit,
+            "offset": offset,
+            "held": held,
+        }
         for name, value in (("entity", entity), ("entity_prefix", entity_prefix), ("attribute", attribute)):
             if value is not None:
                 params[name] = value
@@ -241,13 +250,20 @@ class MemoryClient:
         return self._get("/v1/turns/latest", params)
 
     def recall_keyed(
-        self, query: str, *, agent_id: str, user_id: str, k: int = 10, entity_prefix: str | None = None
+        self,
+        query: str,
+        *,
+        agent_id: str,
+        user_id: str,
+        k: int = 10,
+        entity_prefix: str | None = None,
+        held: str = "none",
     ) -> dict[str, Any]:
         """A recall answered with the keyed turns its hits are versions of, in one request:
-        {"results": [{"id", "score", "source_turn_ids"}], "turns": [as latest_turns gives them]}."""
-        if not query.strip():
-            raise InvalidTurn("query: empty")
-        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k}
+        {"results": [{"id", "score", "source_turn_ids"}], "turns": [as latest_turns gives them]}.
+        `held`: as for latest_turns."""
+        require_query(query)
+        params: dict[str, Any] = {"q": query, "agent_id": agent_id, "user_id": user_id, "k": k, "held": held}
         if entity_prefix is not None:
             params["entity_prefix"] = entity_prefix
         return self._get("/v1/turns/recall", params)
@@ -313,7 +329,7 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Soft forget (out of recall, reversible) or hard forget (purged everywhere: the right to erasure)."""
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "hard": hard, "actor": actor}
-        return self._send("POST", f"/v1/memories/{memory_id}/forget", body)
+        return self._send("POST", f"/v1/memories/{memory_segment(memory_id)}/forget", body)
 
     def update_memory(
         self,
@@ -333,7 +349,7 @@ class MemoryClient:
         for key, value in (("weight", weight), ("tags", tags), ("core", core), ("status", status)):
             if value is not None:
                 body[key] = value
-        return self._send("PATCH", f"/v1/memories/{memory_id}", body)
+        return self._send("PATCH", f"/v1/memories/{memory_segment(memory_id)}", body)
 
     def quarantined(
         self, *, agent_id: str | None = None, user_id: str | None = None, limit: int = 100
@@ -352,14 +368,18 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Vouch for a quarantined turn: it is reviewed again without the detector. Audited."""
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
-        return self._send("POST", f"/v1/quarantine/{memory_id}/release", body)
+        return self._send(
+            "POST", f"/v1/quarantine/{memory_segment(memory_id, kinds=(EPISODE,))}/release", body
+        )
 
     def reject_quarantined(
         self, memory_id: str, *, agent_id: str, user_id: str, reason: str, actor: str = "client"
     ) -> dict[str, Any]:
         """Confirm a quarantine: the turn stays as evidence and is never recalled. Audited."""
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
-        return self._send("POST", f"/v1/quarantine/{memory_id}/reject", body)
+        return self._send(
+            "POST", f"/v1/quarantine/{memory_segment(memory_id, kinds=(EPISODE,))}/reject", body
+        )
 
     def supersessions(
         self, *, agent_id: str, user_id: str, episode_id: int | None = None, include_undone: bool = True
@@ -376,7 +396,7 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Undo a wrong supersession: the older statement holds again, and review never re-links the pair."""
         body = {"agent_id": agent_id, "user_id": user_id, "reason": reason, "actor": actor}
-        return self._send("POST", f"/v1/supersessions/{link_id}/undo", body)
+        return self._send("POST", f"/v1/supersessions/{link_segment(link_id)}/undo", body)
 
     def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
         return self._request(method, path, json=body)
@@ -418,9 +438,44 @@ def _metadata(metadata: object) -> dict[str, Any] | None:
 
 
 def _wm_path(session_id: str) -> str:
-    from urllib.parse import quote
-
     return f"/v1/sessions/{quote(session_id, safe='')}/working-memory"
+
+
+# A memory id as the API gives it (recall's "id", a keyed turn's "memory_id"): its kind, a colon, its number.
+_MEMORY_ID = re.compile(r"(episode|semantic):[0-9]{1,18}")
+
+
+def memory_segment(memory_id: object, *, kinds: tuple[str, ...] = (EPISODE, SEMANTIC)) -> str:
+    """`memory_id` as one URL path segment, refused unless it is a memory id of one of `kinds`. An id goes
+    into a path: unchecked, "../quarantine/episode:1/release?" sent a forget to the release route, so a
+    tool an LLM drives could do what its name does not say. Checked, and escaped besides."""
+    if (
+        not isinstance(memory_id, str)
+        or _MEMORY_ID.fullmatch(memory_id) is None
+        or memory_id.partition(":")[0] not in kinds
+    ):
+        shown = repr(memory_id)[:80]
+        expected = " or ".join(f"'{k}:<n>'" for k in kinds)
+        raise InvalidTurn(
+            f"memory_id: expected {expected} (e.g. '{kinds[0]}:12', as recall shows it), got {shown}"
+        )
+    return quote(memory_id, safe="")
+
+
+def link_segment(link_id: object) -> str:
+    """A supersession link id (a positive integer) as one URL path segment; anything else refused."""
+    if not isinstance(link_id, int) or isinstance(link_id, bool) or link_id < 1:
+        raise InvalidTurn(f"link_id: expected a positive integer, got {repr(link_id)[:80]}")
+    return str(link_id)
+
+
+def require_query(query: object) -> str:
+    """A recall query: a non-empty string (None or a list from a tool call is the caller's error, said so)."""
+    if not isinstance(query, str):
+        raise InvalidTurn(f"query: must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidTurn("query: empty")
+    return query
 
 
 def _require_ids(**ids: str) -> None:
