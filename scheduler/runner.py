@@ -25,6 +25,7 @@ from pipeline.core.models import Dispatch, Scope, SessionEnd, Turn
 from pipeline.ingest.validation import decode_stream_fields, parse_event
 from pipeline.review import injection
 from pipeline.review.injection import InjectionThresholds
+from scheduler.duplicates import dead_letter_reused_ids
 from scheduler.policy import decide
 
 log = get_logger(__name__)
@@ -162,6 +163,7 @@ class SchedulerRunner:
         turns: list[Turn] = []
         ends: list[SessionEnd] = []
         good_ids: list[str] = []
+        turn_entries: list[str] = []  # the entry id of each of `turns`
         for entry_id, raw in entries:
             try:
                 event = parse_event(decode_stream_fields(raw), now=now, require_ts=True)
@@ -170,7 +172,11 @@ class SchedulerRunner:
                 self.stream.ack(self.config.group, [entry_id])
                 log.warning("scheduler.dead_letter", entry_id=entry_id, reason=exc.reason)
                 continue
-            (turns if isinstance(event, Turn) else ends).append(event)  # type: ignore[arg-type]
+            if isinstance(event, Turn):
+                turns.append(event)
+                turn_entries.append(entry_id)
+            else:
+                ends.append(event)
             good_ids.append(entry_id)
         if not good_ids:
             return 0
@@ -188,6 +194,8 @@ class SchedulerRunner:
                 return 0
             raw_by_id = dict(entries)
             return sum(self.process([(i, raw_by_id[i])]) for i in good_ids)
+        if inserted < len(turns):  # some ids were stored before: a retry, or another turn under a used id
+            dead_letter_reused_ids(self.repo.engine, self.stream, entries, turns, turn_entries)
         # Only now is every good entry safe in PostgreSQL; a crash before this line re-delivers them.
         self.stream.ack(self.config.group, good_ids)
         self._note_arrivals(turns, ends)
