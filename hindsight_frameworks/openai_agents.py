@@ -90,35 +90,81 @@ def memory_function_tools(
 # -- items <-> turns --------------------------------------------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
+IN_CONTENT = "_in_content"  # which field of the item the turn's content holds (its text)
+TEXT_LEN = "_text_len"  # on a part whose "text" is the next slice of the turn's content: how long it is
+_TEXT_FIELD = {"message": "content", "function_call_output": "output"}
+
+
+def _moved_text(value: Any) -> tuple[Any, list[str]]:
+    """(the value less its text, the texts taken out in order). A string is all text; in a list of parts
+    (text, images, files) each part's "text" is taken out and its length left in its place, so the parts
+    come back whole and the text is stored once, as the turn's content (what review and recall read)."""
+    if isinstance(value, str):
+        return None, [value]
+    if not isinstance(value, list):
+        return value, []
+    parts: list[Any] = []
+    texts: list[str] = []
+    for part in value:
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str) and TEXT_LEN not in part:
+            parts.append({**{k: v for k, v in part.items() if k != "text"}, TEXT_LEN: len(part["text"])})
+            texts.append(part["text"])
+        else:
+            parts.append(part)
+    return parts, texts
+
+
+def _put_text_back(kept: Any, content: str) -> Any:
+    if kept is None:
         return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("text"))
-    return ""
+    out: list[Any] = []
+    at = 0
+    for part in kept:
+        if isinstance(part, Mapping) and isinstance(part.get(TEXT_LEN), int):
+            n = part[TEXT_LEN]
+            out.append({**{k: v for k, v in part.items() if k != TEXT_LEN}, "text": content[at : at + n]})
+            at += n + 1  # the "\n" between two texts
+        else:
+            out.append(part)
+    return out
 
 
 def item_turn(item: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """(role, content, the item less its text) of one session item. Pure."""
+    """(role, content, the item less its text) of one session item. Pure. `turn_item` gives the item back
+    exactly: every field, every part (an image beside the text), the text as it was (not stripped)."""
     kind = item.get("type", "message")
     rest = dict(item)
+    field = _TEXT_FIELD.get(kind)
     if kind == "message" and item.get("role") in ("user", "assistant", "system", "developer"):
         role = "system" if item["role"] == "developer" else str(item["role"])
-        text = _text(rest.pop("content", ""))
+    elif kind == "message":
+        role, field = "assistant", None
     elif kind == "function_call":
-        role, text = "assistant", f"called {item.get('name')}({item.get('arguments', '')})"
+        role = "assistant"
     elif kind == "function_call_output":
-        role, text = "tool", _text(rest.pop("output", ""))
-        rest["_output_in_content"] = True
+        role = "tool"
     else:
-        role, text = "assistant", ""
-    return role, text.strip() or json.dumps(item, ensure_ascii=False)[:2000], rest
+        role = "assistant"
+    if field is not None:
+        kept, texts = _moved_text(item.get(field, ""))
+        text = "\n".join(texts)
+        if text.strip():
+            rest[field] = kept
+            rest[IN_CONTENT] = field
+            return role, text, rest
+    if kind == "function_call":
+        return role, f"called {item.get('name')}({item.get('arguments', '')})", rest
+    return role, json.dumps(item, ensure_ascii=False)[:2000], rest
 
 
 def turn_item(content: str, kept: Mapping[str, Any]) -> dict[str, Any]:
     """The session item back from its turn's content and the rest kept in metadata. Pure."""
     item = dict(kept)
-    if item.pop("_output_in_content", False):
+    field = item.pop(IN_CONTENT, None)
+    if isinstance(field, str):
+        item[field] = _put_text_back(item.get(field), content)
+    # Items stored before IN_CONTENT: the output, or a message's string content, was the turn's content.
+    elif item.pop("_output_in_content", False):
         item["output"] = content
     elif item.get("type", "message") == "message" and "content" not in item:
         item["content"] = content
@@ -163,7 +209,10 @@ class HindsightSession:
             turn_id = f"as:{self._digest}:{int(ts.timestamp() * 1_000_000):x}"
             meta = {"entity": self.entity, "attribute": turn_id, "item": rest}
             if len(json.dumps(meta, ensure_ascii=False).encode()) > MAX_ITEM_META_BYTES:
-                raise ValueError(f"session item of type {item.get('type', 'message')!r}: too large to keep")
+                raise ValueError(
+                    f"session item of type {item.get('type', 'message')!r}: more than {MAX_ITEM_META_BYTES} "
+                    "bytes besides its text, too large to keep (pass an image or file by URL or file_id)"
+                )
             await self.client.write_memory(
                 self.agent_id, self.user_id, self.session_id, role, content,
                 turn_id=turn_id, ts=ts.isoformat(), metadata=meta,
@@ -171,27 +220,35 @@ class HindsightSession:
             self._written.append(_Written(turn_id, ts, item))
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The session's items, oldest first: every item given, whatever the screen made of it (screening
+        decides what recall returns, not what the conversation was); the newest `limit` with a limit."""
+        if limit is not None and limit <= 0:
+            return []
         rows = await self._rows(limit)
         return [cast(TResponseInputItem, item) for _, _, item in rows]
 
     async def pop_item(self) -> TResponseInputItem | None:
+        """Forget the newest item and return it. Atomic: the forget reads the row's status under its lock,
+        so of two concurrent pops only the one that found the item unforgotten returns it; the other
+        takes the next item."""
         waited = 0.0
         while True:
             rows = await self._rows(1)
             if not rows:
                 return None
             memory_id, _, item = rows[-1]
-            if memory_id is not None or waited >= POP_WAIT_S:
-                break
-            await asyncio.sleep(0.1)  # our own newest write is on its way: forget it once it is stored
-            waited += 0.1
-        if memory_id is None:
-            raise TimeoutError(f"pop_item: the newest item was not stored within {POP_WAIT_S} s")
-        await self.client.forget(
-            memory_id, agent_id=self.agent_id, user_id=self.user_id, reason="Agents SDK session pop_item",
-            actor="agents-session",
-        )  # fmt: skip
-        return cast(TResponseInputItem, item)
+            if memory_id is None:  # our own newest write is on its way: forget it once it is stored
+                if waited >= POP_WAIT_S:
+                    raise TimeoutError(f"pop_item: the newest item was not stored within {POP_WAIT_S} s")
+                await asyncio.sleep(0.1)
+                waited += 0.1
+                continue
+            answer = await self.client.update_memory(
+                memory_id, agent_id=self.agent_id, user_id=self.user_id, status="forgotten",
+                reason="Agents SDK session pop_item", actor="agents-session",
+            )  # fmt: skip
+            if answer["before"].get("status") != "forgotten":
+                return cast(TResponseInputItem, item)
 
     async def clear_session(self) -> None:
         """End the Hindsight session (review it now) and start the history afresh; delete nothing."""
@@ -214,8 +271,8 @@ class HindsightSession:
         offset: int | None = 0
         while offset is not None and cleared_at is None and (limit is None or len(stored) < limit):
             page = await self.client.latest_turns(
-                agent_id=self.agent_id, user_id=self.user_id, entity=self.entity,
-                limit=PAGE if limit is None else limit + 1, offset=offset,
+                agent_id=self.agent_id, user_id=self.user_id, entity=self.entity, held="all",
+                limit=PAGE if limit is None else min(PAGE, limit + 1), offset=offset,
             )  # fmt: skip
             for row in page["turns"]:
                 seen.add(row["turn_id"])

@@ -6,7 +6,7 @@ What the framework adapters read a LangGraph store item or an Agents SDK session
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
@@ -19,6 +19,11 @@ from pipeline.core.models import MAX_ID_CHARS
 
 router = APIRouter()
 MAX_TURN_IDS = 200
+Held = Literal["none", "pending", "all"]  # keyed_sql.HELD
+HELD_DOC = (
+    "which turns held by the screen count: none (as recall), pending (also those still awaiting review), "
+    "all (also quarantined and rejected: a conversation's history as it was said)"
+)
 
 LATEST_EXAMPLE = {
     "turns": [
@@ -62,11 +67,12 @@ def latest_turns(
     turn_id: Annotated[list[str] | None, Query(description="the keys these turns carry")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    held: Annotated[Held, Query(description=HELD_DOC)] = "none",
 ) -> dict[str, Any]:
     """For each (metadata.entity, metadata.attribute) of the scope, its newest turn (most recently said
     first), with `first_ts` (when its first version was said), `versions` and `version_turn_ids` (every
     version's memory id and turn id).
-    Forgotten turns and turns held as instructions to the agent do not count."""
+    Forgotten turns never count; turns held as instructions to the agent count as `held` says."""
     guard(caller, agent_id, user_id, "read")
     turn_ids = tuple(turn_id or ())
     if len(turn_ids) > MAX_TURN_IDS:
@@ -78,6 +84,7 @@ def latest_turns(
         entity_prefix=entity_prefix,
         attribute=attribute,
         turn_ids=turn_ids,
+        held=held,
     )
     rows, total = KeyedTurns(deps.repo.engine).latest(f, limit=limit, offset=offset)
     next_offset = offset + len(rows) if offset + len(rows) < total else None
@@ -95,6 +102,7 @@ def recall_keyed(
     entity_prefix: Annotated[
         str | None, Query(max_length=2000, description="metadata.entity starts with")
     ] = None,
+    held: Annotated[Held, Query(description=HELD_DOC)] = "none",
 ) -> dict[str, Any]:
     """A recall (as GET /v1/recall serves it) answered with the keyed turns its hits are versions of: `results`
     (each hit's id, score and source turn ids, ranked) and `turns` (the newest turn of each key those turn ids
@@ -104,7 +112,9 @@ def recall_keyed(
     turn_ids = tuple(dict.fromkeys(t for h in hits for t in h["source_turn_ids"]))[:MAX_TURN_IDS]
     rows: list[dict[str, Any]] = []
     if turn_ids:
-        f = KeyFilter(agent_id=agent_id, user_id=user_id, entity_prefix=entity_prefix, turn_ids=turn_ids)
+        f = KeyFilter(
+            agent_id=agent_id, user_id=user_id, entity_prefix=entity_prefix, turn_ids=turn_ids, held=held
+        )
         rows, _ = KeyedTurns(deps.repo.engine).latest(f, limit=MAX_TURN_IDS, offset=0)
     results = [{"id": h["id"], "score": h["score"], "source_turn_ids": h["source_turn_ids"]} for h in hits]
     return {"results": results, "turns": rows}

@@ -2,9 +2,12 @@
 
 A caller that gives its turns a key in metadata (the framework adapters: a LangGraph store item, an
 Agents SDK session) reads its latest version back by that key, with when the first version was said and the
-ids of every version. Forgotten turns, and turns held as instructions to the agent (quarantined, rejected,
-or flagged by the write-side screen and still waiting for review), never count: what recall would never
-return, a read by key does not return either.
+ids of every version. Forgotten turns never count. Turns held as instructions to the agent (quarantined,
+rejected, or flagged by the write-side screen and still waiting for review) count as the caller asks
+(`held`): by default not (what recall would never return, a read by key does not return either); "pending"
+also counts those still waiting for review (a LangGraph store's newest put is every reader's at once, not
+after a review that may be minutes away); "all" counts every turn said (an Agents SDK session's history is
+what was said, in order: screening decides recall, not the history).
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ _KEYED = """
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u
       AND jsonb_typeof(e.metadata -> 'entity') = 'string' AND jsonb_typeof(e.metadata -> 'attribute') = 'string'
-      AND e.status NOT IN ('forgotten', 'quarantined', 'rejected')
-      AND NOT (e.status = 'pending' AND NOT e.prescreened)
 """
+HELD = ("none", "pending", "all")
+_HELD_SQL = {
+    "none": "e.status NOT IN ('forgotten', 'quarantined', 'rejected')"
+    " AND NOT (e.status = 'pending' AND NOT e.prescreened)",
+    "pending": "e.status NOT IN ('forgotten', 'quarantined', 'rejected')",
+    "all": "e.status <> 'forgotten'",
+}
 
 
 # The keys the given turns carry, read once through the scope's unique turn-id index; then each key's versions
@@ -46,7 +54,7 @@ _BY_KEY = " AND e.metadata ->> 'entity' = w.entity AND e.metadata ->> 'attribute
 @dataclass(frozen=True, slots=True)
 class KeyFilter:
     """Which keys of one scope: an exact entity, or entities starting with a prefix; one attribute; or the
-    keys that the given turns carry."""
+    keys that the given turns carry. `held`: which turns held by the screen count (HELD)."""
 
     agent_id: str
     user_id: str
@@ -54,10 +62,11 @@ class KeyFilter:
     entity_prefix: str | None = None
     attribute: str | None = None
     turn_ids: tuple[str, ...] = ()
+    held: str = "none"
 
 
 def _where(f: KeyFilter) -> str:
-    parts = []
+    parts = [_HELD_SQL[f.held]]
     if f.entity is not None:
         parts.append("e.metadata ->> 'entity' = :entity")
     if f.entity_prefix is not None:
