@@ -90,6 +90,8 @@ class Statement:
     role: str
     speaker: str | None  # metadata.speaker when the service names people, else None
     text: str
+    # A live link already ends it: only the current value is superseded again (a chain, not a clique).
+    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

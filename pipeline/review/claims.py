@@ -45,10 +45,10 @@ _VOCATIVE = re.compile(
     r"congrats|congratulations|dear|morning|night|haha|lol|oh|aw+|hiya|yo|cheers|love\s+you|miss\s+you)"
     r"[\s,!.]+[A-Z][\w'-]*|,\s*[A-Z][\w'-]*\s*(?=[!.?]|$)",
 )
-# Where a turn moves on: sentence ends, brackets, asides ("oh and", "btw", "ok so"); not a dash, which
+# Where a turn moves on: sentence ends (not a decimal point: "80.5 kg"), brackets, asides ("oh and", "btw", "ok so"); not a dash, which
 # often joins the new value to the old ("Not in Toronto anymore — Lyon since the spring").
 _CLAUSE = re.compile(
-    r"(?<=[.!?。！？;；])\s*|\s+[—–-]{1,2}\s+(?=(?:oh|btw|anyway|also|unrelated|ok\s+so)\b)|[()（）\n]|"
+    r"(?:(?<=[!?。！？;；])|(?<=\.)(?!\d))\s*|\s+[—–-]{1,2}\s+(?=(?:oh|btw|anyway|also|unrelated|ok\s+so)\b)|[()（）\n]|"
     r"\b(?:oh\s+and|btw|anyway|ok\s+so|unrelated(?:ly)?)\b",
     re.I,
 )
@@ -130,12 +130,64 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-# Whose statement it is, when not the speaker's own: a relation or a third person.
-_HOLDER_WORDS = _words(
-    "sister brother mom mum mother dad father parent parents wife husband partner boyfriend "
-    "girlfriend son daughter kid kids child children boss manager friend colleague coworker roommate "
-    "neighbor neighbour cousin aunt uncle grandma grandpa grandmother grandfather team client "
-    "customer he she him his her hers they them their theirs"
+# Whose statement it is, when not the speaker's own: a relation, a third person, nobody in particular.
+_PERSON_NOUNS = _words(
+    "sister brother sibling mom mum mother dad father parent parents wife husband spouse partner boyfriend "
+    "girlfriend fiance fiancee son daughter kid kids child children baby toddler grandson granddaughter "
+    "nephew niece boss manager friend friends colleague coworker teammate classmate roommate flatmate "
+    "neighbor neighbour cousin aunt uncle grandma grandpa grandmother grandfather team client customer "
+    "doctor dentist nurse therapist physio pharmacist surgeon teacher coach trainer landlord lawyer"
+)
+_HOLDER_WORDS = _PERSON_NOUNS + _words(
+    "he she him his her hers they them their theirs nobody everybody everyone someone somebody anyone anybody"
+)
+_HOLDER_SET = frozenset(_HOLDER_WORDS)
+# "my sister's", "the kid's", "my boss's": the tokenizer keeps "sister's" one word, whether it is a possessive
+# or "sister is" ("My sister's not allergic anymore"); either way the sister holds what follows.
+_POSSESSIVE = re.compile(r"^(?P<noun>\w+?)(?:'s|’s|s'|s’|')$")
+# Words said by someone else, or not said as a fact at all (issue 44). Read on the raw turn: a chat export's
+# "Name: " prefix would strip "Quote: ...".
+_VOICE_FRAMES = (
+    # Reported speech by anyone but the speaker: `He said: "..."`, "the doctor says I should ...",
+    # "you told me ...". The speaker's own "I said" stays theirs.
+    (
+        "~reported",
+        re.compile(
+            r"\b(?!i\b|we\b)[a-z]+(?:'s)?\s+(?:(?:just|always|once|also|then|had|has|keeps?|kept)\s+)?"
+            r"(?:said|says|say|saying|told|tells|wrote|writes|asked|asks|replied|replies|claims?|claimed|"
+            r"insists?|insisted|thinks|reckons|believes|mentioned|tweeted|posted|texted|announced)\b|"
+            r"\baccording\s+to\b|(?:他|她|别人|有人|医生|老师)(?:说|告诉|提到|认为|觉得)",
+            re.I,
+        ),
+    ),
+    # A quotation: "Quote from the book: ...", a colon opening quotation marks, a turn that is one quote.
+    (
+        "~quote",
+        re.compile(
+            r"\b(?:quote[sd]?|quoting|quotation|excerpt|citation|transcript|verbatim|lyrics?)\b|"
+            r"[:：]\s*[\"“”«「『]|^\s*[\"“«「『]|引用|摘自|原话",
+            re.I,
+        ),
+    ),
+    # An example or a template: "Dosage example: I take 40mg ...", "e.g. I live in Paris".
+    (
+        "~example",
+        re.compile(
+            r"\b(?:examples?|e\.g\.?|for\s+instance|sample|template|placeholder|hypothetically|"
+            r"pretend|role-?play)\b|例如|比如|举例|举个例子|示例|模板",
+            re.I,
+        ),
+    ),
+)
+# The speaker says it of themself: health and allergy facts change only with this (issue 44).
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|me|my|mine|myself)\b|我(?!们)", re.I)
+# Health, allergies, medication: a wrong "no longer" here is dangerous, so it needs the speaker's own word.
+_HEALTH = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|medication|medicine|meds|dose|dosage|\d+\s?mg|"
+    r"mg\b|pills?|tablets?|prescri\w*|diagnos\w*|asthma|diabet\w*|insulin|blood\s+pressure|"
+    r"penicillin|inhaler|seizures?|epilep\w*|pregnan\w*|celiac|coeliac|lactose|gluten)|"
+    r"过敏|药|剂量|毫克|处方|诊断|哮喘|糖尿病|血压|怀孕",
+    re.I,
 )
 _HOLDER_ZH = re.compile(
     r"(?:姐姐|妹妹|哥哥|弟弟|妈妈|母亲|爸爸|父亲|父母|老婆|老公|妻子|丈夫|男朋友|女朋友|对象|儿子|女儿|孩子|老板|经理|领导|"
@@ -247,6 +299,8 @@ class Claim:
     multi: bool  # a relation that holds many values at once (like, have, speak)
     cjk: bool
     copula: bool  # said as a state that holds one value ("is", ":", "是"), not an event
+    first_person: bool = True  # the speaker says it of themself ("I", "my", "我")
+    health: bool = False  # health, allergy or medication: changes only with the speaker's own word
     # (subject, values) per clause: a value counts only beside the subject it is said of ("page 500 is slow
     # — oh and I spent 20 minutes chasing the rabbit" does not change 500 to 20).
     clauses: tuple[tuple[frozenset[str], frozenset[str], bool], ...] = ()  # (subject, values, negated)
@@ -274,7 +328,7 @@ def claim(text: str) -> Claim:
     return Claim(
         subject=_subject(plain, values),
         values=frozenset(values),
-        holders=_holders(lowered, stripped),
+        holders=_holders(lowered, stripped) | _voice(text[:TEXT_CHARS]),
         question=_is_question(stripped) or bool(_REQUEST.search(stripped)),
         hypothetical=bool(_HYPOTHETICAL.search(stripped)),
         suggestion=bool(_SUGGESTION.search(stripped)),
@@ -285,6 +339,8 @@ def claim(text: str) -> Claim:
         multi=bool(_MULTI.search(stripped)),
         cjk=bool(_CJK_CHAR.search(stripped)),
         copula=bool(_COPULA.search(stripped)),
+        first_person=bool(_FIRST_PERSON.search(stripped)),
+        health=bool(_HEALTH.search(stripped)),
         clauses=clauses,
     )
 
@@ -385,9 +441,19 @@ def _zh_number(text: str) -> float | None:
 def _holders(lowered: str, text: str) -> frozenset[str]:
     words = set(TOKEN.findall(lowered))
     found = {w for w in _HOLDER_WORDS if w in words}
+    for word in words:
+        possessive = _POSSESSIVE.match(word)
+        if possessive and possessive.group("noun") in _HOLDER_SET:
+            found.add(possessive.group("noun"))
     found.update(m.group(0) for m in _HOLDER_ZH.finditer(text))
     # Pronouns name the same person in two ways; what matters is whether someone else is named at all.
     return frozenset(found)
+
+
+def _voice(raw: str) -> frozenset[str]:
+    """Markers of words that are not the speaker's own statement of fact: reported speech, a quotation, an
+    example. They join the holders, so such a turn never supersedes (nor is superseded by) the speaker's."""
+    return frozenset(marker for marker, frame in _VOICE_FRAMES if frame.search(raw))
 
 
 def _stem(word: str) -> str:

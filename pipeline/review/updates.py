@@ -10,7 +10,9 @@ every rule below is a reason *not* to link, and a pair is linked only when none 
 - a question, a plan or wish, an aside about the past: none of them states the present;
 - the assistant never supersedes: its suggestion ("you could raise it to 60k") is not the user's word, and
   its echo ("Noted: 80,000") follows the user's turn, which is what supersedes;
-- another holder ("my sister lives in Paris" / "I live in Lyon"), another speaker in a group chat;
+- another holder ("my sister lives in Paris" / "I live in Lyon", "my sister's not allergic anymore"), another
+  speaker in a group chat, reported speech, a quotation or an example (`He said: "I live in Paris now"`);
+- a health or allergy statement that the speaker does not make of themself ("nobody here is allergic");
 - "also", "too", "也" add a value beside the old one; liking, having and speaking hold many values at once
   (tea and coffee) unless the newer statement says it changed;
 - two kinds of value differ at once ("Atlas: 50k" / "Borealis: 80k"): another subject, not a new value.
@@ -18,6 +20,7 @@ every rule below is a reason *not* to link, and a pair is linked only when none 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -145,6 +148,10 @@ def _never(o: Claim, n: Claim) -> bool:
     """Pairs no rule links: a question, plan or aside about the past on either side, another holder, a
     suggestion, or a value added beside the old one ("also")."""
     if not (o.asserts and n.asserts) or o.holders != n.holders:
+        return True
+    # Health, allergies, medication: only the speaker's own word changes them ("I'm no longer allergic to
+    # peanuts"), never a statement about nobody in particular ("nobody here is allergic anymore").
+    if (o.health or n.health) and not n.first_person:
         return True
     return n.suggestion or (n.additive and not n.change)
 
@@ -294,35 +301,80 @@ def detect(
 ) -> list[Supersession]:
     """Supersessions among `new` (this review's statements) and between them and `earlier` (the scope's
     statements reviewed before), in both directions: a batch reviewed late may hold the older statement.
-    `refused`: (old, new) pairs an operator undid, and those already linked; never linked again."""
+    `refused`: (old, new) pairs an operator undid, and those already linked; never linked again.
+
+    A chain, not a clique (issue 44): a statement supersedes only the current value, the statements of its
+    subject that nothing superseded yet (the user's, the assistant's echo of it, its restatements). A daily
+    "my weight this morning is 81.2 kg" links each day to the day before, not to every earlier day: the
+    links grow with the statements, not with their square, and the history stays reachable through them.
+    """
     params = params or UpdateParams()
     skip = set(refused)
     # Parsing a statement is what costs (~0.4 ms); most of the scope shares no word with this batch.
     wanted = frozenset().union(*(keys(s.text) for s in new))
-    earlier = [s for s in earlier if keys(s.text) & wanted]
-    pool = {s.id: s for s in [*earlier, *new]}
-    by_word: dict[str, list[int]] = {}
-    for s in pool.values():
-        for word in claim(s.text).subject:
-            by_word.setdefault(word, []).append(s.id)
+    fresh = {s.id for s in new}
+    pool = {s.id: s for s in [*(s for s in earlier if keys(s.text) & wanted), *new]}
+    chain = _Chain(pool, fresh)
     out: dict[tuple[int, int], Supersession] = {}
-    for s in new:
-        partners = {i for w in claim(s.text).subject for i in by_word.get(w, ()) if i != s.id}
-        for other_id in partners:
-            other = pool[other_id]
-            old, newer = (other, s) if (other.ts, other.id) < (s.ts, s.id) else (s, other)
-            key = (old.id, newer.id)
-            if key in out or key in skip:
+    # Walk the statements in time order, keeping what holds at each point: a statement is compared with
+    # the current statements before it, and what it supersedes stops being current.
+    for s in sorted(pool.values(), key=lambda x: (x.ts, x.id)):
+        for old in chain.partners(s):
+            key = (old.id, s.id)
+            if key in skip:
                 continue
-            why = verdict(old, newer, params)
-            if why is not None:
-                out[key] = Supersession(old.id, newer.id, newer.ts, why)
-    for link in list(out.values()):
-        for echo in _echoes(pool[link.old], pool.values(), link.reason):
-            key = (echo.id, link.new)
-            if key not in out and key not in skip and echo.ts < link.valid_from:
-                out[key] = Supersession(echo.id, link.new, link.valid_from, {**link.reason, "rule": "echo"})
+            why = verdict(old, s, params)
+            if why is None:
+                continue
+            out[key] = Supersession(old.id, s.id, s.ts, why)
+            chain.close(old.id)
+            for echo in chain.echoes(old, why):
+                echo_key = (echo.id, s.id)
+                if echo_key not in skip and echo.ts < s.ts:
+                    out[echo_key] = Supersession(echo.id, s.id, s.ts, {**why, "rule": "echo"})
+                    chain.close(echo.id)
+        chain.open(s)
     return sorted(out.values(), key=lambda x: (x.valid_from, x.old, x.new))
+
+
+class _Chain:
+    """The statements that hold at the current point of `detect`'s walk, by subject word and by time."""
+
+    def __init__(self, pool: dict[int, Said], fresh: set[int]) -> None:
+        self._pool = pool
+        self._fresh = fresh
+        self._by_word: dict[str, set[int]] = {}
+        self._current: set[int] = set()
+        self._assistant = sorted((s.ts, s.id) for s in pool.values() if s.role == "assistant")
+
+    def partners(self, s: Said) -> list[Said]:
+        """Current statements sharing a subject word with `s`; a link needs one side from this review
+        (a pair of two earlier statements was decided by the review that saw the later one)."""
+        ids = {i for w in claim(s.text).subject for i in self._by_word.get(w, ())}
+        if s.id not in self._fresh:
+            ids &= self._fresh
+        return [self._pool[i] for i in sorted(ids)]
+
+    def open(self, s: Said) -> None:
+        # An earlier statement already superseded (by a link that was not undone) holds no more.
+        if s.superseded:
+            return
+        self._current.add(s.id)
+        for w in claim(s.text).subject:
+            self._by_word.setdefault(w, set()).add(s.id)
+
+    def close(self, statement_id: int) -> None:
+        if statement_id not in self._current:
+            return
+        self._current.discard(statement_id)
+        for w in claim(self._pool[statement_id].text).subject:
+            self._by_word.get(w, set()).discard(statement_id)
+
+    def echoes(self, said: Said, reason: dict[str, Any]) -> list[Said]:
+        """The current assistant echoes of `said`'s value (see `_echoes`), looked up by time."""
+        lo = bisect_left(self._assistant, (said.ts, -1))
+        hi = bisect_right(self._assistant, (said.ts + ECHO_WINDOW, 1 << 62))
+        return _echoes(said, [self._pool[i] for _, i in self._assistant[lo:hi] if i in self._current], reason)
 
 
 ECHO_WINDOW = timedelta(minutes=15)

@@ -257,7 +257,9 @@ def _scope_memories(
 # most recent first (a long turn's head: a value is stated in its first sentences).
 _STATEMENTS = text(
     """
-    SELECT e.id, e.ts, e.role, e.metadata->>'speaker' AS speaker, left(e.content, 600) AS text
+    SELECT e.id, e.ts, e.role, e.metadata->>'speaker' AS speaker, left(e.content, 600) AS text,
+           EXISTS (SELECT 1 FROM supersessions x WHERE x.old_episode_id = e.id AND x.undone_at IS NULL)
+               AS superseded
     FROM episodes e
     WHERE e.agent_id = :a AND e.user_id = :u AND e.status = 'kept' AND e.role IN ('user', 'assistant')
       AND NOT (e.id = ANY(:exclude))
@@ -278,7 +280,7 @@ def _statements(
 ) -> tuple[list[Statement], frozenset[tuple[int, int]]]:
     params = {"a": agent_id, "u": user_id, "exclude": list(batch_ids), "limit": limit}
     rows = conn.execute(_STATEMENTS, params).all() if limit > 0 else []
-    statements = [Statement(r.id, r.ts, r.role, r.speaker, r.text) for r in rows]
+    statements = [Statement(r.id, r.ts, r.role, r.speaker, r.text, r.superseded) for r in rows]
     linked = frozenset(
         (r.old_episode_id, r.new_episode_id) for r in conn.execute(_LINKED, {"ids": list(batch_ids)})
     )
