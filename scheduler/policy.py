@@ -8,23 +8,47 @@
 Under a backlog the decisions come out most urgent first (the lowest priority number waiting: user
 turns 1, agent 2, tool 3; then the longest waiting), so that a scheduler allowed to dispatch only a
 few batches at a time spends them on user turns, fairly across scopes.
+
+A scope's batches already in flight (claimed, queued or running) count too (issue 44): a scope with fewer
+goes first, and one with `per_scope` in flight gets no new batch this tick. Without that, a busy scope
+(thousands of statements, its oldest pending episode always the oldest of all) had every batch it could
+fill dispatched first, and another scope's review queued behind all of them in the worker's FIFO queue.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from pipeline.core.models import Dispatch, Scope, ScopeBacklog
 
 
-def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle_s: float) -> list[Dispatch]:
-    """The reviews to start now, most urgent first. `idle_s` is in seconds; `now` must be timezone-aware."""
-    ranked: list[tuple[tuple[int, int], Dispatch]] = []
+def decide(
+    backlogs: list[ScopeBacklog],
+    *,
+    now: datetime,
+    batch_size: int,
+    idle_s: float,
+    in_flight: Mapping[Scope, int] | None = None,
+    per_scope: int | None = None,
+) -> list[Dispatch]:
+    """The reviews to start now, most urgent first. `idle_s` is in seconds; `now` must be timezone-aware.
+
+    `in_flight`: each scope's batches not finished yet; `per_scope`: the most a scope may have (None: no cap).
+    """
+    flying = in_flight or {}
+    ranked: list[tuple[tuple[int, int, int], Dispatch]] = []
     for backlog in backlogs:
+        busy = flying.get(backlog.scope, 0)
+        room = None if per_scope is None else per_scope - busy
+        if room is not None and room <= 0:
+            continue  # its turn comes when one of its batches is done
         if backlog.pending_full >= batch_size:
             # A full review takes every pending episode of the scope, sessions included.
-            ranked.append((backlog.urgency, Dispatch(backlog.scope, "full", "batch_size")))
+            top, first = backlog.urgency
+            ranked.append(((top, busy, first), Dispatch(backlog.scope, "full", "batch_size")))
             continue
+        due: list[tuple[tuple[int, int, int], Dispatch]] = []
         for session in backlog.sessions:
             if session.pending_light <= 0:
                 continue
@@ -34,9 +58,11 @@ def decide(backlogs: list[ScopeBacklog], *, now: datetime, batch_size: int, idle
                 d = Dispatch(backlog.scope, "light", "idle", session.session_id)
             else:
                 continue
-            ranked.append(((session.top_priority, session.first_pending_id), d))
-    # Most urgent priority first; among equals, the one whose oldest such episode waited longest, so that
-    # a scheduler dispatching one batch at a time rotates over scopes instead of draining one of them.
+            due.append(((session.top_priority, busy, session.first_pending_id), d))
+        ranked.extend(sorted(due, key=lambda pair: pair[0])[:room])
+    # Most urgent priority first; among equals, the scope with fewer batches in flight, then the one whose
+    # oldest such episode waited longest, so that a scheduler dispatching one batch at a time rotates over
+    # scopes instead of draining one of them.
     ranked.sort(key=lambda pair: pair[0])
     return [d for _, d in ranked]
 

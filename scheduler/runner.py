@@ -58,6 +58,11 @@ class RunnerConfig:
     # Read your writes (RecallSettings.unreviewed): each turn is screened for prompt injection as it is
     # stored, and one the screen passes is recallable before its review. None: every turn waits for it.
     screen: InjectionThresholds | None = None
+    # Batches one scope may have claimed, queued or running at once (issue 44). The worker's queue is
+    # FIFO: with no cap, a scope with thousands of pending statements (always the oldest backlog) filled
+    # it, and another scope's review waited behind every one of those batches. Two keeps a busy scope's
+    # next batch ready while one runs (its writes serialize on the scope lock anyway); None: no cap.
+    max_in_flight_per_scope: int | None = 2
 
 
 def consumer_name() -> str:
@@ -235,11 +240,14 @@ class SchedulerRunner:
             return []
         backlog = self.repo.backlog()
         self._pending_full = {b.scope: b.pending_full for b in backlog}
+        cap = self.config.max_in_flight_per_scope
         decisions = decide(
             backlog,
             now=self.clock(),
             batch_size=self.config.batch_size,
             idle_s=self.config.idle_s,
+            in_flight=self.repo.in_flight_by_scope() if cap is not None else None,
+            per_scope=cap,
         )
         dispatched = decisions[:room]
         for d in dispatched:

@@ -11,6 +11,7 @@ from pipeline.core.logging import get_logger
 from pipeline.ingest.validation import utcnow
 from tasks import deps
 from tasks.app import DECAY_TASK, RECONCILE_TASK, REVIEW_TASK, app
+from tasks.review import MAX_ATTEMPTS
 
 log = get_logger(__name__)
 # A claimed batch not dispatched this long after its claim was left by a scheduler that died.
@@ -23,9 +24,13 @@ LEASE_GRACE_S = 15.0
 @app.task(name=RECONCILE_TASK, acks_late=True)
 def reconcile() -> int:
     """Send again every batch that is stuck: never dispatched, running on a worker that died (its lease
-    is free), or dispatched and never started."""
+    is free), or dispatched and never started. A batch whose worker died in each of its MAX_ATTEMPTS
+    starts is given up instead (the review task counts the failures it sees; these it never saw)."""
     settings = get_settings()
     repo = deps.repository()
+    exhausted = repo.give_up_exhausted(max_attempts=MAX_ATTEMPTS, lease_grace_s=LEASE_GRACE_S)
+    if exhausted:
+        log.error("reconcile.gave_up", batches=exhausted[:50], count=len(exhausted), attempts=MAX_ATTEMPTS)
     stalled = repo.stalled_batches(
         undispatched_s=UNDISPATCHED_S, unfinished_s=settings.batch_stuck_s, lease_grace_s=LEASE_GRACE_S
     )

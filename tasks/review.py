@@ -1,4 +1,13 @@
-"""hindsight.review_batch: one batch through the review use case."""
+"""hindsight.review_batch: one batch through the review use case.
+
+Every failure, whatever its class, counts against the batch's attempts (`batches.attempts`, raised by each
+delivery that starts it): an upstream error (PostgreSQL down, a lock timeout) and a defect or bad data alike
+are retried with backoff, and after MAX_ATTEMPTS the batch is given up (status `failed`, its last error
+kept). Before, an error classed retryable was retried without limit, so a batch whose write could never
+succeed (an INSERT past PostgreSQL's 65,535 parameters, issue 44) never reached the give-up path and kept
+a worker busy for good while other scopes waited. A given-up batch's episodes stay `pending`: recallable
+as unreviewed (read your writes), and an operator can send the batch again (`hindsight review --retry-failed`).
+"""
 
 from __future__ import annotations
 
@@ -20,11 +29,15 @@ log = get_logger(__name__)
 # could leave a review waiting 32 s past its end (1+2+4+8+16 s of retries, then a 32 s countdown).
 MAX_RETRY_DELAY_S = 10
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
-# Deliveries of one batch (first run, redeliveries, reconcile) before it is marked failed.
+# Deliveries of one batch that started it (first run, retries, redeliveries, reconcile) before it is given
+# up. An outage that keeps a review from starting (no lease, no start_batch) does not use any up.
 MAX_ATTEMPTS = 5
+# Celery's own bound on re-sends of one task, for when not even the failure can be recorded (PostgreSQL
+# down for good): about an hour of 10 s countdowns; the batch then waits for beat's reconcile.
+MAX_CELERY_RETRIES = 360
 
 
-@app.task(name=REVIEW_TASK, bind=True, max_retries=None, acks_late=True)
+@app.task(name=REVIEW_TASK, bind=True, max_retries=MAX_CELERY_RETRIES, acks_late=True)
 def review_batch(self: Task, batch_id: int) -> None:
     try:
         # The lease (an advisory lock on a connection of its own) says "a live worker runs this batch":
@@ -36,6 +49,9 @@ def review_batch(self: Task, batch_id: int) -> None:
                 # re-send) is running it now; it finishes the batch, or its death frees the lease.
                 log.info("review.skipped", batch_id=batch_id, reason="another worker holds its lease")
                 return
+            if deps.repository().given_up(int(batch_id)):
+                log.info("review.skipped", batch_id=batch_id, reason="given up after its attempts")
+                return
             report = review_use_case(
                 int(batch_id),
                 repo=deps.repository(),
@@ -45,16 +61,9 @@ def review_batch(self: Task, batch_id: int) -> None:
                 llm=deps.review_llm(),
                 worker=WORKER,
             )
-    except RetryableError as exc:
-        # Upstream trouble (PostgreSQL down...): try again later with backoff, nothing is lost meanwhile.
-        delay = min(2 ** min(self.request.retries, 6), MAX_RETRY_DELAY_S)
-        log.warning("review.retry", batch_id=batch_id, error=str(exc)[:300], retry_in_s=delay)
-        raise self.retry(exc=exc, countdown=delay) from exc
     except Exception as exc:
-        # A bug or bad data: keep the reason on the batch; the reconcile job retries it a few times.
-        gave_up = deps.repository().fail_batch(int(batch_id), repr(exc), max_attempts=MAX_ATTEMPTS)
-        log.exception("review.failed", batch_id=batch_id, gave_up=gave_up)
-        raise
+        _failed(self, int(batch_id), exc)
+        return
     if report is None:
         log.info("review.skipped", batch_id=batch_id, reason="already done or unknown")
         return
@@ -67,3 +76,25 @@ def review_batch(self: Task, batch_id: int) -> None:
         **report.counts,
         **{f"{k}_ms": v for k, v in report.timings_ms.items()},
     )
+
+
+def _failed(task: Task, batch_id: int, exc: Exception) -> None:
+    """Record the failure on the batch; give it up after MAX_ATTEMPTS, else send it again with backoff."""
+    retryable = isinstance(exc, RetryableError)
+    reason = f"{'retryable' if retryable else 'error'}: {exc!r}"
+    try:
+        gave_up = deps.repository().fail_batch(batch_id, reason, max_attempts=MAX_ATTEMPTS)
+    except RetryableError as store_exc:
+        # Not even the failure can be written (PostgreSQL down): no attempt was counted either; try later.
+        gave_up = False
+        log.warning("review.unrecorded", batch_id=batch_id, error=str(store_exc)[:300])
+    delay = min(2 ** min(task.request.retries, 6), MAX_RETRY_DELAY_S)
+    if gave_up:
+        # The dead-letter path: status `failed` with its reason (stats, metrics); the episodes stay pending.
+        log.error("review.gave_up", batch_id=batch_id, attempts=MAX_ATTEMPTS, error=reason[:300])
+        return
+    if retryable:
+        log.warning("review.retry", batch_id=batch_id, error=str(exc)[:300], retry_in_s=delay)
+    else:
+        log.exception("review.failed", batch_id=batch_id, retry_in_s=delay)
+    raise task.retry(exc=exc, countdown=delay) from exc

@@ -26,6 +26,8 @@ class ReviewRequest(BaseModel):
     agent_id: str | None = None
     user_id: str | None = None
     full: bool = False
+    # Send again the batches given up after their attempts (issue 44), with their attempts reset.
+    retry_failed: bool = False
 
 
 class TurnRef(BaseModel):
@@ -51,6 +53,11 @@ def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
     guard(caller, body.agent_id, body.user_id, "write")  # no scope = every scope: operators only
     scope = Scope(body.agent_id, body.user_id) if body.agent_id and body.user_id else None
     batch_ids: list[int] = []
+    if body.retry_failed:
+        # Their episodes are still theirs (pending, recallable as unreviewed): the same batches run again.
+        for failed in deps.repo.requeue_failed(scope):
+            deps.dispatch(failed)
+            batch_ids.append(failed)
     for d in on_demand(deps.repo.backlog(), full=body.full, scope=scope):
         # A full review of a large backlog spans several batches of at most claim_limit episodes.
         while (batch_id := deps.repo.claim(d, min_count=1, limit=deps.claim_limit)) is not None:

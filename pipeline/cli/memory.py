@@ -209,6 +209,9 @@ def review(
         bool, typer.Option(help="return once the reviews ran and their results are indexed")
     ] = False,
     timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 600.0,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="also send again the batches given up after their attempts")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Review whatever is pending now (all scopes, or one), without waiting for a trigger."""
@@ -216,7 +219,8 @@ def review(
         fail("--agent and --user go together")
     settings = load_settings()
     with http_client(settings) as client:
-        body = call(client, "POST", "/v1/review", json={"agent_id": agent, "user_id": user, "full": full})
+        request = {"agent_id": agent, "user_id": user, "full": full, "retry_failed": retry_failed}
+        body = call(client, "POST", "/v1/review", json=request)
         batch_ids = body["batch_ids"]
         if not as_json:
             out.print(f"dispatched {len(batch_ids)} review batch(es)")

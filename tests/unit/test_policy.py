@@ -232,3 +232,34 @@ def test_decide_rotates_equally_urgent_scopes_by_who_waited_longest() -> None:
         prioritised(CAROL, 2, first=1),
     ]
     assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S) == [full(BOB), full(ALICE), full(CAROL)]
+
+
+# -- one busy scope cannot starve the others (issue 44) -------------------------------------------------
+
+
+def test_a_scope_with_batches_in_flight_goes_after_one_without() -> None:
+    # ALICE holds the oldest backlog (thousands of statements) and already has a batch running: BOB's newer
+    # turns go first, instead of queueing behind every batch ALICE could fill.
+    backlogs = [prioritised(ALICE, 1, pending=2000, first=1), prioritised(BOB, 1, first=5000)]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 1}, per_scope=2) == [
+        full(BOB),
+        full(ALICE),
+    ]
+
+
+def test_a_scope_at_its_in_flight_cap_gets_no_new_batch() -> None:
+    backlogs = [prioritised(ALICE, 1, pending=2000, first=1), prioritised(BOB, 1, first=5000)]
+    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 2}, per_scope=2) == [
+        full(BOB)
+    ]
+    # Its light reviews are capped too: one session's worth of room, the most urgent session.
+    sessions = tuple(
+        SessionBacklog(f"s{i}", 2, NOW, ended=True, top_priority=1, first_pending_id=100 - i)
+        for i in range(5)
+    )
+    many = [ScopeBacklog(scope=ALICE, pending_full=10, sessions=sessions)]
+    assert decide(many, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 1}, per_scope=2) == [
+        light(ALICE, "s4", "session_end")
+    ]
+    # No cap: as before.
+    assert len(decide(many, now=NOW, batch_size=BATCH, idle_s=IDLE_S)) == 5

@@ -11,10 +11,15 @@ from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres import fact_chains, supersession_sql
 from pipeline.adapters.postgres.agent_insights_sql import refresh_agent_insights
+from pipeline.adapters.postgres.chunks import chunks, rows_per_statement
 from pipeline.adapters.postgres.semantic_writes import Outbox, retire_superseded, write_memories
 from pipeline.adapters.postgres.tables import episodes
 from pipeline.core.models import EPISODE
-from pipeline.core.review_records import EpisodeDecision, ReviewWrite
+from pipeline.core.review_records import EpisodeDecision, ReviewWrite, SupersessionWrite
+
+# Bound values per supersession row in supersession_sql.record's multi-row INSERT (agent, user, old, new,
+# valid_from, detector, reason, batch).
+LINK_COLUMNS = 8
 
 
 def scope_lock_key(agent_id: str, user_id: str) -> int:
@@ -63,7 +68,7 @@ def write_review(
     counts = fact_chains.apply_candidates(
         s, agent_id, user_id, write.facts, write.hints, now, links=chain_links
     )
-    counts |= supersession_sql.record(
+    counts |= _record_links(
         s,
         agent_id,
         user_id,
@@ -86,6 +91,28 @@ def write_review(
         )
     outbox.flush(s)
     return counts
+
+
+def _record_links(
+    s: Session,
+    agent_id: str,
+    user_id: str,
+    links: Sequence[SupersessionWrite],
+    *,
+    batch_id: int | None,
+    max_rows: int | None = None,
+) -> dict[str, int]:
+    """supersession_sql.record in statements of at most `max_rows` links (issue 44: one INSERT of every
+    link a batch found went past PostgreSQL's 65,535 parameters and failed the same way on each retry).
+    Pairs are de-duplicated here, the last write of a pair winning as record() does within one call."""
+    unique = list({(x.old, x.new): x for x in links}.values())
+    size = max_rows if max_rows is not None else rows_per_statement(LINK_COLUMNS)
+    linked = 0
+    for part in chunks(unique, size):
+        linked += supersession_sql.record(s, agent_id, user_id, part, batch_id=batch_id)[
+            "supersessions_linked"
+        ]
+    return {"supersessions_linked": linked}
 
 
 def _apply_decisions(

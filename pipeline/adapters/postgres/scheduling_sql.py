@@ -212,6 +212,57 @@ class SchedulingQueries(SqlStore):
         with translate_errors(), self.engine.connect() as conn:
             return [int(r) for r in conn.scalars(sql, params)]
 
+    def in_flight_by_scope(self) -> dict[Scope, int]:
+        """Batches per scope claimed, dispatched or running: the scheduler gives a scope a new one only
+        when it has fewer than its share in flight (scheduler.policy.decide's `in_flight`)."""
+        sql = text(
+            "SELECT agent_id, user_id, count(*) AS n FROM batches"
+            " WHERE status IN ('pending', 'dispatched', 'running') GROUP BY 1, 2"
+        )
+        with translate_errors(), self.engine.connect() as conn:
+            return {Scope(r.agent_id, r.user_id): int(r.n) for r in conn.execute(sql)}
+
+    def give_up_exhausted(self, *, max_attempts: int, lease_grace_s: float) -> list[int]:
+        """Mark failed every orphaned running batch (no review holds its lease) started `max_attempts`
+        times: its worker died in each (killed for its memory, say), so no review got to record a failure
+        and count it. Without this, reconcile re-sent it for ever. Returns the batch ids given up."""
+        sql = text(
+            f"""
+            UPDATE batches b SET status = 'failed',
+                error = left('worker lost during the review ' || b.attempts || ' times; last error: '
+                             || coalesce(b.error, 'none'), 2000)
+            WHERE ({ORPHANED_RUNNING}) AND b.attempts >= :max_attempts
+            RETURNING b.id
+            """
+        )
+        params = {"lease_grace": lease_grace_s, "max_attempts": max_attempts}
+        with translate_errors(), self._sessions.begin() as s:
+            return sorted(int(r) for r in s.scalars(sql, params))
+
+    def given_up(self, batch_id: int) -> bool:
+        """Whether the batch was given up (status failed): a late delivery of it (a retry's countdown, a
+        broker redelivery) must not start it again; only an operator's requeue does."""
+        with translate_errors(), self.engine.connect() as conn:
+            status = conn.scalar(text("SELECT status FROM batches WHERE id = :b"), {"b": batch_id})
+            return status == "failed"
+
+    def requeue_failed(self, scope: Scope | None = None) -> list[int]:
+        """An operator's second chance for given-up batches (of one scope, or all): back to pending with
+        their attempts reset and their episodes still theirs; the caller dispatches them. The last error
+        stays in `error` until the batch is done."""
+        sql = text(
+            """
+            UPDATE batches SET status = 'pending', attempts = 0, created_at = now(), dispatched_at = NULL,
+                error = left('requeued after: ' || coalesce(error, 'none'), 2000)
+            WHERE status = 'failed'
+              AND (CAST(:a AS text) IS NULL OR (agent_id = :a AND user_id = :u))
+            RETURNING id
+            """
+        )
+        params = {"a": scope.agent_id if scope else None, "u": scope.user_id if scope else None}
+        with translate_errors(), self._sessions.begin() as s:
+            return sorted(int(r) for r in s.scalars(sql, params))
+
 
 # One statement of column arrays, whatever the number of turns: its text never changes, so it is parsed
 # and planned once per connection. An executemany sent multi-row INSERTs whose text grew with the rows
