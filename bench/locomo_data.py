@@ -146,6 +146,35 @@ def recall_at_k(ranked_turns: Sequence[Sequence[str]], gold: Iterable[str], k: i
     return len(gold_set & taken) / len(gold_set)
 
 
+def first_distinct(
+    ranked_turns: Sequence[Sequence[str]], k: int, key: Callable[[str], str] = str
+) -> list[str]:
+    """The first k distinct keys (`key` of each turn id) taken from the ranked results in order."""
+    out: list[str] = []
+    for turn_ids in ranked_turns:
+        for turn_id in turn_ids:
+            v = key(turn_id)
+            if v not in out:
+                if len(out) == k:
+                    return out
+                out.append(v)
+    return out
+
+
+def session_of(turn_id: str) -> str:
+    """A turn id "conversation:D3:7" -> its session "conversation:D3" (the sets' dia_id layout)."""
+    return turn_id.rsplit(":", 1)[0]
+
+
+def any_at_k(
+    ranked_turns: Sequence[Sequence[str]], gold: Iterable[str], k: int, key: Callable[[str], str] = str
+) -> bool:
+    """recall_any@k: at least one gold key among the first k distinct keys (turns, or sessions with
+    `key=session_of`): LongMemEval's lenient measure, beside the strict `recall_at_k`."""
+    wanted = {key(g) for g in gold}
+    return bool(wanted & set(first_distinct(ranked_turns, k, key)))
+
+
 BUDGETS = (256, 512, 1024)  # whitespace tokens of recalled text an agent puts in its context (issue 40)
 
 
@@ -208,6 +237,9 @@ class Score:
     budget: dict[int, float] = field(default_factory=dict)
     budgeted: int = 0
     one_memory: int = 0
+    any5: int = 0  # questions with at least one evidence turn among the first 5 turns
+    any10: int = 0
+    session_any5: int = 0  # ... with an evidence session among the first 5 distinct sessions
 
     def add(
         self,
@@ -219,6 +251,9 @@ class Score:
         self.r5 += recall_at_k(ranked_turns, gold, 5)
         self.r10 += recall_at_k(ranked_turns, gold, 10)
         self.one_memory += top_memory(ranked_turns, gold)
+        self.any5 += any_at_k(ranked_turns, gold, 5)
+        self.any10 += any_at_k(ranked_turns, gold, 10)
+        self.session_any5 += any_at_k(ranked_turns, gold, 5, session_of)
         if text_of is not None:
             self.budgeted += 1
             for b in BUDGETS:
@@ -230,6 +265,9 @@ class Score:
         self.r10 += other.r10
         self.budgeted += other.budgeted
         self.one_memory += other.one_memory
+        self.any5 += other.any5
+        self.any10 += other.any10
+        self.session_any5 += other.session_any5
         for b, v in other.budget.items():
             self.budget[b] = self.budget.get(b, 0.0) + v
 
@@ -240,6 +278,18 @@ class Score:
     @property
     def at10(self) -> float:
         return self.r10 / self.n if self.n else 0.0
+
+    @property
+    def any_at5(self) -> float:
+        return self.any5 / self.n if self.n else 0.0
+
+    @property
+    def any_at10(self) -> float:
+        return self.any10 / self.n if self.n else 0.0
+
+    @property
+    def session_any_at5(self) -> float:
+        return self.session_any5 / self.n if self.n else 0.0
 
     def within(self, budget: int) -> float | None:
         """Evidence recall within `budget` tokens; None when the texts were not known."""

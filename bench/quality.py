@@ -310,14 +310,15 @@ def run_set(
     console: Console,
     timeout_s: float,
     e5: bool = True,
+    redis_url: str = REDIS_URL,
 ) -> SetResult:
     from bench import locomo_eval
 
     raw, turns, questions, splits = load_set(eval_set.path)
     half_of = halves(questions, splits)
     database_url = DATABASE_URL.format(name=eval_set.name)
-    check_disposable(database_url, REDIS_URL, settings)
-    bench = settings.model_copy(update={"database_url": database_url, "redis_url": REDIS_URL})
+    check_disposable(database_url, redis_url, settings)
+    bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
     qdrant_path = CACHE_DIR / f"quality-{eval_set.name}-qdrant"
     console.rule(f"[bold]bench quality: {eval_set.name}: ingest through the pipeline")
     prepared = prepare(

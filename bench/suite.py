@@ -376,6 +376,30 @@ def _quality_headlines(f: Figures) -> list[Headline]:
     return out
 
 
+def _longmemeval(ctx: Context, *, per_type: int, reuse: bool) -> Figures:
+    from bench import longmemeval
+
+    return longmemeval.run_longmemeval_bench(
+        ctx.settings,
+        per_type=per_type,
+        reuse=reuse,
+        write=ctx.write,
+        console=ctx.console,
+        redis_url=ctx.redis_url or longmemeval.REDIS_URL,
+    )
+
+
+def _longmemeval_headlines(f: Figures) -> list[Headline]:
+    r10, best = f["longmemeval_r10"], f["longmemeval_best_floor_r10"]
+    session = f["longmemeval_session_any5"]
+    return [
+        _target(
+            r10, r10 >= max(0.95, best + 0.05), ".3f", f"≥ max(0.95, {best + 0.05:.3f})", "LongMemEval R@10"
+        ),
+        _target(session, session >= 0.97, ".3f", "≥ 0.97", "LongMemEval session any@5"),
+    ]
+
+
 def _consolidation(ctx: Context, *, topics: int | None = None) -> Figures:
     from bench import consolidation, consolidation_restated
 
@@ -707,6 +731,17 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"reuse": False},
         _quality_headlines,
         redis="redis://127.0.0.1:6379/2",
+    ),
+    # LongMemEval S, one scope per question: quick is one question per type, its ingest reused.
+    Benchmark(
+        "longmemeval",
+        _longmemeval,
+        {"per_type": 1, "reuse": True},
+        {"per_type": 5, "reuse": False},
+        _longmemeval_headlines,
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_quality_longmemeval",
+        redis="redis://127.0.0.1:6379/7",
+        locomo=False,
     ),
     # Full reviews of a labelled set in-process (no worker, no LLM): its own database, a minute at full size.
     Benchmark(

@@ -57,7 +57,12 @@ class Conversation:
 
 def write_set(path: Path, samples: list[Conversation]) -> None:
     """Gzipped JSON, byte-identical for the same samples (mtime 0), so a regenerated set diffs clean."""
-    data = json.dumps([s.to_json() for s in samples], ensure_ascii=False, indent=None, sort_keys=False)
+    write_json_set(path, [s.to_json() for s in samples])
+
+
+def write_json_set(path: Path, samples: list[dict[str, Any]]) -> None:
+    """`write_set` of samples already in the LoCoMo layout."""
+    data = json.dumps(samples, ensure_ascii=False, indent=None, sort_keys=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
         gz.write(data.encode("utf-8"))

@@ -227,3 +227,41 @@ def bench_updates(
     figures = bench.run(load_settings(), reuse=reuse, write=write, console=out)
     if not bench.met(figures):
         fail("knowledge update targets missed (see above)")
+
+
+@commands.command("longmemeval", epilog=example("hindsight bench longmemeval --per-type 2 --no-write"))
+def bench_longmemeval(
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="longmemeval_s_dev.json.gz (read in place; default: the shared copy)"),
+    ] = None,
+    per_type: Annotated[
+        int, typer.Option(min=1, help="questions sampled per question type (fixed seed)")
+    ] = 5,
+    full: Annotated[
+        bool, typer.Option("--full", help="every question with turn-level evidence (hours)")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="the sample's seed")] = 45,
+    reuse: Annotated[
+        bool,
+        typer.Option(help="skip the ingest+review when the bench database holds the same fingerprint"),
+    ] = False,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(help="ablations: also score these ranking variants (see bench/locomo_eval.py)"),
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """LongMemEval S through the real pipeline: strict R@5/@10, recall_any, session-level any@5, beside floors."""
+    from bench import longmemeval
+
+    longmemeval.run_longmemeval_bench(
+        load_settings(),
+        data=data or longmemeval.DEFAULT_DATA,
+        per_type=None if full else per_type,
+        seed=seed,
+        reuse=reuse,
+        variants=variant or [],
+        write=write,
+        console=out,
+    )
