@@ -1,4 +1,4 @@
-"""`hindsight bench scaling|soak|freshness|month|faults`: the whole stack under load, over time and through
+"""`hindsight bench scaling|soak|freshness|month|faults|busy-scope`: the whole stack under load, over time and through
 faults (workers, scheduler and indexer running together).
 
 Each command imports its bench module when it runs, never at import time: importing pipeline.cli must not
@@ -109,6 +109,45 @@ def bench_soak(
     )
     if not result.ok:
         raise typer.Exit(1)
+
+
+@commands.command(
+    "busy-scope", epilog=example("hindsight bench busy-scope --statements 300 --others 8 --no-write")
+)
+def bench_busy_scope(
+    statements: Annotated[
+        int, typer.Option(min=1, help="same-subject statements pushed into the busy scope")
+    ] = 2000,
+    others: Annotated[int, typer.Option(min=1, help="the other scope's turns, one short session each")] = 20,
+    every: Annotated[
+        float, typer.Option(min=0.1, help="seconds between two of the other scope's turns")
+    ] = 2.0,
+    workers: Annotated[int, typer.Option(min=1, help="review workers")] = 1,
+    timeout: Annotated[float, typer.Option(min=1, help="seconds a turn may wait for its review")] = 300.0,
+    database_url: Annotated[
+        str | None, typer.Option(help="disposable database instead of a private embedded PostgreSQL")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="disposable Redis db instead of a private embedded Redis")
+    ] = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """One scope's flood of same-subject statements beside another scope's turns: the other scope's review
+    latency with and without it, and the supersession links against the statements (issue 44)."""
+    from bench import busy_scope
+
+    busy_scope.run_busy_scope_bench(
+        load_settings(),
+        statements=statements,
+        others=others,
+        every_s=every,
+        workers=workers,
+        timeout_s=timeout,
+        database_url=database_url,
+        redis_url=redis_url,
+        write=write,
+        console=out,
+    )
 
 
 @commands.command("freshness", epilog=example("hindsight bench freshness --seconds 20 --rounds 1 --no-write"))
