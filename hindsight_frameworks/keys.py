@@ -26,6 +26,9 @@ STORE_META = "store"
 # metadata is at most 16 KiB as JSON (DESIGN §3): the item's value, its key and the fact keys share it.
 MAX_VALUE_BYTES = 12 * 1024
 MAX_FACT_VALUE_CHARS = 500
+# The longest metadata.entity (a path, percent-encoded) and metadata.attribute (a key) the keyed reads take
+# (GET /v1/turns/latest, /v1/turns/recall): an item the store could not read back, it does not write.
+MAX_KEY_CHARS = 2000
 TEXT_FIELDS = ("text", "content", "memory", "data")
 
 
@@ -37,6 +40,28 @@ class NamespaceError(ValueError):
 class Scope:
     agent_id: str
     user_id: str
+
+
+def utf8(text: str, what: str) -> str:
+    """`text` when it can be sent (UTF-8); a lone surrogate is the caller's error, said as such (else
+    hashing, percent-encoding or httpx raised a bare UnicodeEncodeError)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what}: not valid UTF-8 (contains a lone surrogate)") from None
+    return text
+
+
+def check_key(key: str) -> str:
+    """A store item's key, refused unless the store can write it and read it back."""
+    if not isinstance(key, str):
+        raise ValueError(f"key: must be a string, got {type(key).__name__}")
+    utf8(key, "key")
+    if len(key) > MAX_KEY_CHARS:
+        raise ValueError(
+            f"key: {len(key)} characters, more than the {MAX_KEY_CHARS} a Hindsight store key may have"
+        )
+    return key
 
 
 def _id_label(label: str, name: str, namespace: Sequence[str]) -> str:
@@ -55,9 +80,23 @@ def split_namespace(namespace: Sequence[str]) -> tuple[Scope, tuple[str, ...]]:
             f"namespace {tuple(namespace)!r}: a Hindsight store namespace starts with (agent_id, user_id), "
             "e.g. ('support-bot', 'u42', 'preferences')"
         )
+    for label in namespace:
+        try:
+            utf8(label, "label")
+        except ValueError:
+            raise NamespaceError(
+                f"namespace {tuple(namespace)!r}: a label is not valid UTF-8 (contains a lone surrogate)"
+            ) from None
     agent_id = _id_label(namespace[0], "agent_id", namespace)
     user_id = _id_label(namespace[1], "user_id", namespace)
-    return Scope(agent_id, user_id), tuple(namespace[2:])
+    path = tuple(namespace[2:])
+    entity = entity_of(path)
+    if len(entity) > MAX_KEY_CHARS:
+        raise NamespaceError(
+            f"namespace {tuple(namespace)!r}: its path is {len(entity)} characters percent-encoded, more than "
+            f"the {MAX_KEY_CHARS} a Hindsight store path may have"
+        )
+    return Scope(agent_id, user_id), path
 
 
 def entity_of(path: Sequence[str]) -> str:
@@ -146,9 +185,10 @@ def put_turn(
     system) is the turn's role; otherwise `default_role`. `index=False` stores the item without letting
     search find it; a list of fields says what the turn's text is made of."""
     scope, path = split_namespace(namespace)
+    check_key(key)
     if not isinstance(value, Mapping):
         raise ValueError(f"value: a store item's value must be a dict, got {type(value).__name__}")
-    encoded = canonical(value)
+    encoded = utf8(canonical(value), "value")
     if len(encoded.encode()) > MAX_VALUE_BYTES:
         raise ValueError(
             f"value: {len(encoded.encode())} bytes as JSON, more than the {MAX_VALUE_BYTES} a Hindsight store "

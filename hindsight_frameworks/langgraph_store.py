@@ -10,7 +10,10 @@ refused with LangGraph's `InvalidNamespaceError`, as is any label LangGraph refu
   is a new version, and review's fact chain closes the older one, which recall then no longer returns.
 - `get` reads the newest version by key (`GET /v1/turns/latest`); `created_at` is when its first version
   was written, `updated_at` the newest. A put this store made is seen by its own `get` at once, before
-  the pipeline has stored it (read your own writes); other readers see it within a second or two.
+  the pipeline has stored it (read your own writes); other readers see it within a second or two, also
+  when the write-side screen was unsure of it and left it to review (`held=pending`: review may be
+  minutes away, and an item is the application's data, not a recall). A version review quarantines
+  as an instruction to the agent is no longer served: the one before it is.
 - `search(prefix, query=...)` is a recall in the prefix's scope (`GET /v1/turns/recall`: one request), its
   hits mapped to the items they are
   versions of (each item once, at its best hit's score, with its current value), then `filter`, `offset`
@@ -18,6 +21,8 @@ refused with LangGraph's `InvalidNamespaceError`, as is any label LangGraph refu
   100 recall hits deep (the API's `k`).
 - `delete` is a (soft: audited, reversible) forget of every version of the item.
 - `list_namespaces` lists the namespaces of the scopes the caller may read.
+- A key, or a path percent-encoded, longer than 2,000 characters, and text with a lone surrogate, are
+  refused by every operation with a ValueError (InvalidNamespaceError for the namespace) naming what.
 - `ttl` is refused: Hindsight memories do not expire at a set time, they fade with use (decay), and a
   store that pretended otherwise would lie.
 """
@@ -54,6 +59,7 @@ from pipeline.ingest.validation import utcnow
 MAX_RECALL_K = 100
 PAGE = 500
 MAX_PENDING = 10_000
+SERVED = "pending"  # which held turns a read serves (GET /v1/turns/latest's `held`): see the module doc
 DELETE_WAIT_S = 10.0
 TTL_REFUSED = (
     "HindsightStore does not support ttl: Hindsight memories are not dropped at a set time, they fade with "
@@ -107,6 +113,10 @@ class HindsightStore(BaseStore):
 
     def _op(self, op: Op) -> Steps[Result]:
         validate_op_namespace(op)
+        if isinstance(op, GetOp | PutOp):
+            keys.check_key(op.key)
+        if isinstance(op, SearchOp) and op.query is not None:
+            keys.utf8(op.query, "query")
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, SearchOp):
@@ -134,7 +144,9 @@ class HindsightStore(BaseStore):
             self._pending.popitem(last=False)
         return None
 
-    def _latest_row(self, scope: keys.Scope, entity: str, key: str) -> Steps[dict[str, Any] | None]:
+    def _latest_row(
+        self, scope: keys.Scope, entity: str, key: str, *, held: str = SERVED
+    ) -> Steps[dict[str, Any] | None]:
         page = yield Call(
             "latest_turns",
             kwargs={
@@ -143,6 +155,7 @@ class HindsightStore(BaseStore):
                 "entity": entity,
                 "attribute": key,
                 "limit": 1,
+                "held": held,
             },
         )
         rows: list[dict[str, Any]] = page["turns"]
@@ -179,13 +192,14 @@ class HindsightStore(BaseStore):
         scope, path = _split(op.namespace)
         entity = keys.entity_of(path)
         slot = (scope.agent_id, scope.user_id, entity, op.key)
-        row = yield from self._latest_row(scope, entity, op.key)
+        # Every version, held ones too: a version the screen held would otherwise outlive the delete.
+        row = yield from self._latest_row(scope, entity, op.key, held="all")
         waited = 0.0
         # A put of ours still on its way would come back after the forget: wait until it is stored.
         while self._seen(slot, row) is not None and waited < DELETE_WAIT_S:
             yield Call("sleep", kwargs={"s": 0.1})
             waited += 0.1
-            row = yield from self._latest_row(scope, entity, op.key)
+            row = yield from self._latest_row(scope, entity, op.key, held="all")
         self._pending.pop(slot, None)
         for memory_id in row["versions"] if row else ():
             yield Call(
@@ -219,7 +233,13 @@ class HindsightStore(BaseStore):
         answer = yield Call(
             "recall_keyed",
             (query,),
-            {"agent_id": scope.agent_id, "user_id": scope.user_id, "k": k, "entity_prefix": prefix},
+            {
+                "agent_id": scope.agent_id,
+                "user_id": scope.user_id,
+                "k": k,
+                "entity_prefix": prefix,
+                "held": SERVED,
+            },
         )
         hits, rows = answer["results"], answer["turns"]
         by_turn: dict[str, dict[str, Any]] = {}
@@ -252,8 +272,10 @@ class HindsightStore(BaseStore):
                     "agent_id": scope.agent_id,
                     "user_id": scope.user_id,
                     "entity_prefix": prefix,
-                    "limit": PAGE if where else max(want, 1),
+                    # Pages of at most the API's largest: offset 495 + limit 10 is two pages, not a 422.
+                    "limit": PAGE if where else min(PAGE, max(want, 1)),
                     "offset": offset,
+                    "held": SERVED,
                 },
             )
             for row in page["turns"]:
@@ -280,6 +302,7 @@ class HindsightStore(BaseStore):
                         "entity_prefix": keys.ENTITY_PREFIX,
                         "limit": PAGE,
                         "offset": offset,
+                        "held": SERVED,
                     },
                 )
                 for row in page["turns"]:
