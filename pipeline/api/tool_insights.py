@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -10,6 +11,7 @@ from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps
 from pipeline.core.models import MAX_ID_CHARS
 from pipeline.recall import prompt_block
+from pipeline.review import injection
 
 router = APIRouter()
 
@@ -90,8 +92,11 @@ def tool_insights(
             "content": {
                 "application/json": {
                     "example": {
-                        "prompt": "What is true about the user now:\n- home city: Lisbon\n"
-                        "What you have learnt about your tools:\n- " + str(INSIGHT_EXAMPLE["text"]),
+                        "prompt": prompt_block.HEADER.format(tag="memory-data-5d0c93a2b7e41f68")
+                        + "\n<memory-data-5d0c93a2b7e41f68>\nWhat is true about the user now:\n"
+                        "- home city: Lisbon\nWhat you have learnt about your tools:\n- "
+                        + str(INSIGHT_EXAMPLE["text"])
+                        + "\n</memory-data-5d0c93a2b7e41f68>",
                         "tokens": 52,
                         "budget_tokens": 300,
                         "included": {"facts": 1, "preferences": 0, "tools": 1},
@@ -119,7 +124,7 @@ def prompt(
     guard(caller, agent_id, user_id, "read")
     facts = deps.repo.facts(agent_id, user_id)
     insights = deps.repo.tool_insights(agent_id, user_id, task=task, scope=scope)
-    block = prompt_block.build(facts, insights, budget_tokens=budget_tokens)
+    block = prompt_block.build(facts, insights, budget_tokens=budget_tokens, admit=_screen(deps))
     return {
         "prompt": block.text,
         "tokens": block.tokens,
@@ -127,3 +132,18 @@ def prompt(
         "included": block.included,
         "left_out": block.left_out,
     }
+
+
+def _screen(deps: Deps) -> Callable[[str], bool]:
+    """The write-side injection screen (the review's thresholds), for lines made of metadata a caller sent
+    (a fact's entity, attribute and value; a tool's name and task): only a line it finds clean goes in.
+    Read as text no person said (source external), the strictest reading."""
+    from tasks.deps import review_config_for
+
+    thresholds = review_config_for(deps.settings).screening
+
+    def admit(line: str) -> bool:
+        verdict = injection.assess(line, role="tool", source="external")
+        return injection.decide(verdict, thresholds) == "clean"
+
+    return admit
