@@ -514,3 +514,68 @@ ASKED: dict[str, re.Pattern[str]] = {
         ),
     }.items()
 }
+
+# -- whose voice (issue 44) -----------------------------------------------------------------------------
+# A memory of the user's requests holds the user's own voice only. "My manager always says: please give
+# long answers" reports another person's wish, "My mom only reads Spanish, please answer her in Spanish"
+# asks for someone else: neither is the user's standing request. Read by grammar, not by sentence: a clause
+# whose subject is another person (a person noun after a determiner or a possessive, "he", "she"), a frame
+# of reported speech (a holder, a person or a source such as "the book", with a verb of saying or wanting;
+# "as ... put it", "according to"), and a request whose recipient is another person ("answer her", "for my
+# mom"). "I said", "we always say", "you said you'd ..." stay the speaker's own.
+_PEOPLE = (
+    r"mom|mum|mother|mama|dad|father|papa|parents?|sister|brother|siblings?|sons?|daughters?|kids?"
+    r"|child(?:ren)?|bab(?:y|ies)|wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|family"
+    r"|grand(?:ma|pa|mother|father|parents?|kids?|son|daughter)|aunt|uncle|cousin|niece|nephew|in-laws?"
+    r"|boss|manager|supervisor|ceo|cto|director|colleagues?|co-?workers?|team|teammates?|clients?"
+    r"|customers?|teachers?|professor|tutor|coach|doctor|dentist|therapist|nurse|pharmacist|lawyer"
+    r"|landlord|neighbou?rs?|room-?mates?|flat-?mates?|friends?|buddy|guests?|students?|patients?"
+    r"|editor|reviewer|employees?|staff|secretary|mentor|pastor|priest|coworkers?"
+)
+_SOURCES = r"book|article|paper|study|post|blog|website|site|sign|label|manual|guide|email|memo|note|policy"
+_DETERMINER = r"(?:my|our|his|her|their|your|the|a|an|one of my|some|every)\s+(?:[a-z-]+\s+){0,2}?"
+_POSSESSOR = r"[a-z]+'s\s+(?:[a-z-]+\s+)?"  # "my wife's sister": the holder is the sister
+# Another person: "my (new) manager", "her boss", "the doctor", "my wife's sister".
+_PERSON = rf"(?:{_DETERMINER}|{_POSSESSOR})(?:{_PEOPLE})"
+_SOURCE = rf"(?:{_DETERMINER})(?:{_SOURCES})"
+_ADVERBS = r"(?:(?:always|usually|often|keeps?|still|also|only|just|really|even|once|never|sometimes)\s+)*"
+_SAYING = (
+    r"(?:says?|said|saying|tells?(?:\s+(?:me|us))?|told(?:\s+(?:me|us))?|asks?|asked|asking|insists?|insisted"
+    r"|wants?|wanted|would\s+(?:say|like|want|prefer)|likes?|prefers?|needs?|thinks?|thought|writes?|wrote"
+    r"|mentions?|mentioned|suggests?|suggested|recommends?|recommended|reminds?|goes|put it)"
+)
+# A clause whose subject is another person ("my mom only reads Spanish", "she hates emojis"); "my mom and
+# I" include the speaker. Not "they" or "it": those are as often the answers ("they are too long").
+OTHER_SUBJECT = re.compile(
+    rf"^\W*(?:{_PERSON}|he|she|someone|somebody|everyone|everybody|people|nobody)(?:'s)?\s+"
+    rf"(?!and\s+(?:i|me|myself)\b){_ADVERBS}[a-z']+",
+    re.IGNORECASE,
+)
+# A frame of reported speech anywhere in a sentence: it governs the whole sentence ("my manager always
+# says: ...", "keep it short, my boss said", "as the book says", "quote from the book: ...").
+REPORTED = re.compile(
+    rf"{_B}(?:{_PERSON}|{_SOURCE}|he|she|they|someone|somebody)\s+{_ADVERBS}{_SAYING}{_E}"
+    rf"|{_B}(?:quote|quoting|quoted|according to|as the saying goes){_E}",
+    re.IGNORECASE,
+)
+# A request whose recipient is someone else: "answer her in Spanish", "write to my boss", "for my kids".
+ON_BEHALF = re.compile(
+    rf"{_B}(?:answer|reply|respond|write|talk|speak|explain|send|message|text|email|tell|help|address|call)"
+    rf"(?:\s+(?:it|this|things|everything))?(?:\s+to)?\s+(?:him|her|{_PERSON}){_E}"
+    rf"|{_B}for\s+(?:him|her|{_PERSON}){_E}",
+    re.IGNORECASE,
+)
+# Chinese: a holder ("我妈", "老板", "他") with a verb of saying or wanting, and a request for someone else.
+_ZH_HOLDER = (
+    "(?:我|他|她|我们)?(?:妈妈|妈|爸爸|爸|父母|老板|经理|领导|上司|同事|老师|医生|朋友|老婆|老公|妻子|丈夫|孩子"
+    "|儿子|女儿|姐姐|妹妹|哥哥|弟弟|奶奶|爷爷|外婆|外公|客户|室友|邻居|男朋友|女朋友)|他们|她们|他|她|别人|书上"
+)
+ZH_REPORTED = re.compile(
+    f"(?:^|[，。！？：、\\s])(?:{_ZH_HOLDER})(?:总是|一直|老是|常|经常|只|也|都)*"
+    "(?:说|讲|告诉我|让我|叫我|要求|希望|觉得|认为|喜欢|要|只看|看不懂|不懂|只会|需要|想)"
+)
+ZH_ON_BEHALF = re.compile(f"(?:给|对|跟|帮|替)(?:{_ZH_HOLDER})(?:回答|回复|说|写|解释|讲|发)|回复(?:他|她)")
+# Someone named in what is left of a sentence once its quotes are out ('"Keep it long" - my manager').
+HOLDER = re.compile(rf"{_B}(?:{_PERSON}|{_SOURCE}|he|she|they){_E}", re.IGNORECASE)
+# A quoted span, set apart ("...", “...”, 「...」); an apostrophe is no quote.
+QUOTED = re.compile(r"\"[^\"]+\"|“[^”]*”|「[^」]*」|『[^』]*』|(?<![a-z])'[^']+'(?![a-z])", re.IGNORECASE)

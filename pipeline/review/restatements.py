@@ -12,12 +12,13 @@ these far apart, so cosine clustering never groups them; what review knows does:
 - **cosine**: a request whose words name no subject takes the subject of a request it is this close to
   (off unless `Signals.cosine` is set: measured in `hindsight bench consolidation`'s ablation table).
 
-Only the same speaker's standing requests count (role user, not a question about the world, not a one-off
+Only the same speaker's standing requests count (role user, in their own voice: not someone else's words
+they report or a request on someone else's behalf, issue 44; not a question about the world, not a one-off
 task on "this"), and a group is a memory only when it is **coherent**: at least `min_requests` requests in at
 least `min_sessions` sessions, all naming one subject, none stating a fact of another attribute. Everything
 else stays an episode. The memory's text is the latest wording that nothing superseded, in its own language,
-followed by the earlier wordings quoted (a superseded one as what it said before), so it states every member
-it stands in for (`covers`), and no more.
+followed by the earlier wordings quoted (one a newer wording of the user's changed, as what it said before),
+so it states every member it stands in for (`covers`), and no more.
 """
 
 from __future__ import annotations
@@ -39,12 +40,19 @@ from pipeline.review.restatement_lexicon import (
     ASKS,
     ASKS_ASSISTANT,
     FACT_SUBJECTS,
+    HOLDER,
+    ON_BEHALF,
     ONE_OFF,
+    OTHER_SUBJECT,
+    QUOTED,
+    REPORTED,
     REQUEST,
     REQUEST_WORDS,
     STANDING,
     SUBJECTS,
     ZH_FUNCTION_PAIRS,
+    ZH_ON_BEHALF,
+    ZH_REPORTED,
 )
 from pipeline.review.summarise import sentences
 
@@ -113,14 +121,46 @@ def words(text: str) -> int:
     return len(_WORD.findall(t)) + sum(len(r) for r in _CJK_RUN.findall(t))
 
 
+_CLAUSE = re.compile(r"[,;，；]\s*")
+
+
+def own_voice(text: str) -> str:
+    """What of a text the speaker says in their own voice (issue 44): without the sentences that report
+    someone else's words ("My manager always says: please give long answers", "keep it short, my boss
+    said"), and without the clauses whose subject is another person ("my mom only reads Spanish") or that
+    ask something for another person ("please answer her in Spanish"). A wish said for or by someone else is
+    not the user's standing request. The whole text when none of these frames is in it."""
+    t = fold(text)
+    kept: list[str] = []
+    for sentence in sentences(t) or [t]:
+        outside = QUOTED.sub(" ", sentence)
+        if REPORTED.search(sentence) or ZH_REPORTED.search(sentence):
+            continue
+        if outside != sentence and outside.strip(" -–—:,.!?") and HOLDER.search(outside):
+            continue  # a quote attributed to someone: '"Keep it long" - my manager'
+        clauses = [
+            c
+            for c in _CLAUSE.split(sentence)
+            if not (OTHER_SUBJECT.search(c) or ON_BEHALF.search(c) or ZH_ON_BEHALF.search(c))
+        ]
+        if len(clauses) == len(_CLAUSE.split(sentence)):
+            kept.append(sentence)  # every clause the speaker's: the sentence as it was said
+        elif clauses:
+            kept.append(", ".join(clauses))
+    return " ".join(kept)
+
+
 def is_request(role: str, text: str, *, acknowledged: bool = False) -> bool:
     """A standing request or preference of the user's: not an assistant's turn, not a question about the
-    world ("is Lisbon older than Porto?"), not a one-off task on something at hand ("summarise this").
+    world ("is Lisbon older than Porto?"), not a one-off task on something at hand ("summarise this"), not
+    someone else's wish the user reports or passes on (`own_voice`).
     `acknowledged`: the assistant confirmed it naming its subject ("Sure, bullet points from now on"), which
     says it was taken as a request even when its words have no request marker ("分成几点说")."""
     if role != "user" or words(text) > MAX_REQUEST_WORDS:
         return False
-    t = fold(text).strip()
+    t = own_voice(text).strip()
+    if not t:
+        return False
     if ASKS.search(t) and not ASKS_ASSISTANT.search(t):
         return False
     if ONE_OFF.search(t) and not STANDING.search(t):
@@ -371,11 +411,12 @@ class Statement:
 def statement(said: Sequence[Said], g: Group) -> Statement:
     """The latest wording nothing superseded leads, in its own language; then the earlier wordings, quoted
     (short ones only, at most QUOTES, newest first): 'Just the gist, please. Earlier: "Too wordy" and "Can
-    you be shorter".' A superseded wording is quoted as what holds no longer: '... (no longer: "Keep it
-    short please")'; in Chinese "此前也说过：…" and "（已不再：…）". The members it states (`covers`) are
+    you be shorter".' A wording a newer one of the user's superseded (`_no_longer`) is quoted as what holds
+    no longer: '... (no longer: "Keep it short please")'; in Chinese "此前也说过：…" and "（已不再：…）". The members it states (`covers`) are
     the ones recall lets it stand in for."""
     newest_first = sorted(g.requests, key=lambda i: (said[i].ts, i), reverse=True)
-    lead_i = next((i for i in newest_first if not said[i].superseded), newest_first[0])
+    old = _no_longer(said, newest_first)
+    lead_i = next((i for i in newest_first if i not in old), newest_first[0])
     lead = _wording(said[lead_i].content)
     zh = mostly_cjk(lead)
     seen = {fold(lead).rstrip(".!?。！？")}
@@ -388,7 +429,7 @@ def statement(said: Sequence[Said], g: Group) -> Statement:
         if fold(w) in seen or words(w) > QUOTE_MAX_WORDS or len(current) + len(before) >= QUOTES:
             continue
         seen.add(fold(w))
-        (before if said[i].superseded else current).append((i, w))
+        (before if i in old else current).append((i, w))
     text = lead
     if current:
         quoted = [f"“{w}”" if zh else f'"{w}"' for _, w in current]
@@ -398,6 +439,20 @@ def statement(said: Sequence[Said], g: Group) -> Statement:
         text += "（已不再：" + "、".join(quoted) + "）" if zh else " (no longer: " + _and(quoted) + ")"
     stated = frozenset(i for i in g.members if covers(text, said[i].content))
     return Statement(text, stated | {lead_i} | {i for i, _ in current + before})
+
+
+def _no_longer(said: Sequence[Said], newest_first: Sequence[int]) -> frozenset[int]:
+    """The requests that hold no longer: superseded, and followed by a newer request of the group that still
+    holds. The user changes their own wish by a newer wording of theirs; a flag no such wording explains came
+    from words outside the group (someone else's, issue 44: "my manager always says: give long answers"),
+    and a memory of the user's requests does not say "no longer" on their account."""
+    out: set[int] = set()
+    holding_since = False  # a newer request of the group holds
+    for i in newest_first:
+        if said[i].superseded and holding_since:
+            out.add(i)
+        holding_since = holding_since or not said[i].superseded
+    return frozenset(out)
 
 
 def _and(items: list[str]) -> str:
