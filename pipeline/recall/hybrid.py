@@ -32,6 +32,7 @@ from pipeline.core.ports import (
     RecallReader,
     Vector,
     VectorIndex,
+    embed_queries,
 )
 from pipeline.core.recall_rows import MemoryKey, RecallEpisode
 from pipeline.core.scripts import mostly_cjk
@@ -94,7 +95,7 @@ def recall(
     )
     # The facts the query names depend on the query alone: their round trip overlaps the embedding.
     facts_future = _POOL.submit(_fact_turns, store, query, agent_id, user_id, as_of, tuning)
-    vector = embedder.embed([query])[0]
+    vector = embed_queries(embedder, [query])[0]
     dense_hits = (
         _dense_search(index, vector, agent_id, user_id, tuning.candidates, tuning.passage_discount)
         if tuning.dense
