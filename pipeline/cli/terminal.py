@@ -21,21 +21,28 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.segment import Segment, Segments
+from rich.text import Text
 
 # Whole escape sequences, so that no fragment of one ("]0;title") is left behind as text: CSI (colours,
 # cursor, clear screen), OSC (window title, OSC 8 hyperlinks) up to BEL or ST, DCS/SOS/PM/APC strings up
-# to ST, and two-character escapes. Then any other C0 control but newline and tab, DEL, and the C1
-# controls (U+0080-U+009F: 8-bit CSI and OSC, which some terminals obey too).
+# to ST, and two-character escapes. A string (OSC, DCS, ...) is one only with its terminator and nothing
+# but printable characters before it: an unterminated one used to take all the text after it ("I live in
+# \x1b]RED and ..." showed "I live in "), so then only its introducer goes and the text stays. Then any
+# other C0 control but newline and tab, DEL, and the C1 controls (U+0080-U+009F: 8-bit CSI and OSC, which
+# some terminals obey too).
+_ST = r"(?:\x07|\x1b\\|\x9c)"
 _ESCAPE_SEQUENCE = re.compile(
-    r"""
+    rf"""
       \x1b\[[0-?]*[ -/]*[@-~]?
-    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?
-    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?
+    | \x1b\][^\x00-\x1f\x7f-\x9f]*{_ST}
+    | \x1b[PX^_][^\x00-\x1f\x7f-\x9f]*{_ST}
     | \x1b[ -/]*[0-~]?
     """,
     re.VERBOSE,
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidi controls too (embeddings, overrides, isolates, marks): U+202E shows "gnp.exe" as "exe.png" and
+# can make a line read backwards; the text around them stays.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def plain(text: object) -> str:
@@ -56,6 +63,11 @@ class SafeConsole(Console):
         kwargs.setdefault("markup", False)
         kwargs.setdefault("emoji", False)
         super().__init__(**kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Cleaned before Rich reads it: Rich drops BEL and CR itself, and an OSC that lost its BEL
+        # terminator that way would no longer be recognised whole below (its title would show as text).
+        return super().render_str(plain(text), **kwargs)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         # Every print, table cell, JSON document and log line is rendered through here.

@@ -87,3 +87,16 @@ def test_print_wide_never_cuts_a_value_at_80_columns() -> None:
     table.add_row("fd18c296", "alpha", "-", stamp, "", stamp, "a note")
     console.print_wide(table)
     assert buffer.getvalue().count(stamp) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("I live in \x1b]RED and blue", "I live in RED and blue"),  # unterminated OSC: only ESC ] goes
+        ("I live in \x1b]0;t\x9cRED and blue", "I live in RED and blue"),  # 8-bit ST ends an OSC
+        ("I live in \x1b_RED and blue", "I live in RED and blue"),
+        ("see \u202egnp.exe and \u2066x\u2069 \u200fy", "see gnp.exe and x y"),  # bidi controls go
+    ],
+)
+def test_only_the_sequence_goes_and_the_text_stays(text: str, shown: str) -> None:
+    assert plain(text) == shown
