@@ -123,6 +123,25 @@ def builtin_sets(locomo: Path | None = None) -> list[EvalSet]:
             "an assistant's users restating preferences and instructions across sessions in other words, "
             "English and Chinese, beside ordinary tasks (issue 40: `preference` and `task` questions)",
         ),
+        EvalSet(
+            "bilingual_zh",
+            SETS_DIR / "bilingual_zh.json.gz",
+            "prefix",
+            "Chinese (colloquial, English words mixed in): friends on a messenger and user↔assistant with code, "
+            "`Name: text`; the same content, ids and evidence as `bilingual_en`",
+        ),
+        EvalSet(
+            "bilingual_en",
+            SETS_DIR / "bilingual_en.json.gz",
+            "prefix",
+            "`bilingual_zh` written in English: the same conversations, turns, questions and evidence",
+        ),
+        EvalSet(
+            "bilingual_cross",
+            SETS_DIR / "bilingual_cross.json.gz",
+            "prefix",
+            "cross-language: `bilingual_zh`'s Chinese conversations asked `bilingual_en`'s English questions",
+        ),
     ]
 
 
