@@ -406,7 +406,7 @@ B: she has three already lol || 她已经有三个了哈哈
 B: went with {g2} in the end || 最后买了{g2} [g1]
 A: she'll love it || 她肯定喜欢
 ===
-single-hop | What did {B} buy for the mother's birthday? | {B}最后给妈妈买了什么生日礼物？ | {g2} | {g2} | g1
+single-hop | What did {B} end up getting {B}'s mom for her birthday? | {B}最后给妈妈买了什么生日礼物？ | {g2} | {g2} | g1
 temporal | Around when is {B}'s mother's birthday? | {B}妈妈的生日大概在什么时候？ | within a week after {date:bd} | {date:bd}之后的一周内 | bd
 """),
 )
