@@ -37,12 +37,17 @@ class ReviewQueries(SqlStore):
     """A review's reads and its one write transaction (the ReviewStore port), and the failure record."""
 
     def start_batch(self, batch_id: int, now: datetime) -> BatchInfo | None:
-        """Mark a batch running (attempts + 1). None when it is already done or does not exist."""
+        """Mark a batch running (attempts + 1). None when it is already done, given up, or does not exist.
+
+        A given-up batch (status failed) starts again only after an operator's requeue sets it back to
+        pending (`requeue_failed`): a late delivery (a retry's countdown, a broker redelivery) that slipped
+        past the task's own check must not run it, nor count attempts past the limit.
+        """
         b = batches
         with translate_errors(), self._sessions.begin() as s:
             row = s.execute(
                 update(b)
-                .where(b.c.id == batch_id, b.c.status != "done")
+                .where(b.c.id == batch_id, b.c.status.not_in(("done", "failed")))
                 .values(status="running", started_at=now, attempts=b.c.attempts + 1)
                 .returning(
                     b.c.id,
