@@ -165,8 +165,10 @@ def is_request(role: str, text: str, *, acknowledged: bool = False) -> bool:
         return False
     if ONE_OFF.search(t) and not STANDING.search(t):
         return False
-    # A short complaint ("too wordy", "太长了") is a request in itself.
-    return bool(REQUEST.search(t)) or words(t) <= 4 or (acknowledged and bool(subjects(t)))
+    # A short complaint ("too wordy", "太长了") is a request in itself; not the short clause left of a longer
+    # text once another's words are out ("my coworker gives long answers, it drives everyone crazy").
+    short = words(t) <= 4 and words(t) == words(text)
+    return bool(REQUEST.search(t)) or short or (acknowledged and bool(subjects(t)))
 
 
 def is_ack(role: str, text: str) -> bool:

@@ -36,6 +36,8 @@ def said(session: int, text: str, *, old: bool = False) -> r.Said:
         "She hates emojis.",
         "Our team prefers markdown tables.",
         "Please write to my boss in a formal tone.",
+        # what is left once another's clause is out is no short complaint of the user's
+        "My coworker gives really long answers in every meeting, it drives everyone crazy.",
         "我妈只看得懂西班牙语，请用西班牙语回复她。",
         "请给我妈回复用中文",
     ],
