@@ -19,6 +19,7 @@ from datetime import datetime
 
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import Entry, TurnStream
+from pipeline.core.config import Settings
 from pipeline.core.errors import InvalidTurn, PermanentError, RetryableError
 from pipeline.core.logging import get_logger
 from pipeline.core.models import Dispatch, Scope, SessionEnd, Turn
@@ -62,7 +63,28 @@ class RunnerConfig:
     # FIFO: with no cap, a scope with thousands of pending statements (always the oldest backlog) filled
     # it, and another scope's review waited behind every one of those batches. Two keeps a busy scope's
     # next batch ready while one runs (its writes serialize on the scope lock anyway); None: no cap.
+    # The roles take it from PolicySettings.max_in_flight_per_scope (HINDSIGHT_POLICY__MAX_IN_FLIGHT_PER_SCOPE).
     max_in_flight_per_scope: int | None = 2
+
+
+def config_from_settings(
+    settings: Settings, *, group: str, screen: InjectionThresholds | None
+) -> RunnerConfig:
+    """The scheduler's configuration from the one Settings (`hindsight scheduler`)."""
+    policy = settings.policy
+    return RunnerConfig(
+        group=group,
+        read_count=settings.scheduler_read_count,
+        block_ms=settings.scheduler_block_ms,
+        claim_idle_ms=settings.scheduler_claim_idle_ms,
+        tick_s=settings.scheduler_tick_s,
+        batch_size=policy.batch_size,
+        idle_s=policy.idle_s,
+        max_batch=policy.max_batch,
+        max_waiting=settings.scheduler_max_waiting_batches,
+        screen=screen,
+        max_in_flight_per_scope=policy.max_in_flight_per_scope or None,  # 0: no cap
+    )
 
 
 def consumer_name() -> str:

@@ -29,7 +29,7 @@ def run_scheduler(settings: Settings) -> None:
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.redis_stream import TurnStream, connect
     from pipeline.ingest.validation import utcnow
-    from scheduler.runner import RunnerConfig, SchedulerRunner
+    from scheduler.runner import SchedulerRunner, config_from_settings
     from tasks.app import REVIEW_TASK, create_app
     from tasks.deps import write_side_screen
 
@@ -42,17 +42,8 @@ def run_scheduler(settings: Settings) -> None:
         repo=Repository(make_engine(settings.db_url, pool_size=2)),
         stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
         dispatch=dispatch,
-        config=RunnerConfig(
-            group=settings.scheduler_group,
-            read_count=settings.scheduler_read_count,
-            block_ms=settings.scheduler_block_ms,
-            claim_idle_ms=settings.scheduler_claim_idle_ms,
-            tick_s=settings.scheduler_tick_s,
-            batch_size=settings.policy.batch_size,
-            idle_s=settings.policy.idle_s,
-            max_batch=settings.policy.max_batch,
-            max_waiting=settings.scheduler_max_waiting_batches,
-            screen=write_side_screen(settings),
+        config=config_from_settings(
+            settings, group=settings.scheduler_group, screen=write_side_screen(settings)
         ),
         clock=utcnow,
     )
