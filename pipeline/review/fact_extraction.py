@@ -6,7 +6,8 @@ normaliser that turns the captured text into a canonical value or rejects it. Pr
 recall everywhere, because a wrong fact closes or retracts a true one downstream:
 
 * only `user` turns are read (an assistant saying "I live in the cloud" is not about the user);
-* questions, negations, hypotheticals and other people's facts are skipped;
+* questions, negations, hypotheticals and other people's facts are skipped, and so are quotations, examples
+  and reported speech (`He said: "I live in Paris now."`): words the speaker repeats state no fact of theirs;
 * values stop at the first clause boundary and must look like a value (1-6 words or 1-12 CJK characters,
   not a pronoun or filler).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -105,6 +107,18 @@ _OTHER_SUBJECT = re.compile(
 _CLAUSE_START = re.compile(
     r".*(?:[,;:]|\b(?:and|but|so|because)\b|但|因为|所以|而且)", re.IGNORECASE | re.DOTALL
 )
+# Words the speaker repeats rather than states (issue 44): a quotation, an example, someone else's reported
+# words anywhere before the match in its sentence: `He said: "I live in Paris now."`, "Quote from the book:
+# I work at Microsoft", "Dosage example: I take 40mg", "The doctor said I should ...".
+_FRAME = re.compile(
+    r"\b(?:quote[sd]?|quoting|quotation|excerpt|citation|transcript|verbatim|lyrics?|examples?|e\.g\.?"
+    r"|for\s+instance|sample|template|placeholder|role-?play|according\s+to)\b"
+    r"|\b(?!I\b)\w+(?:'s)?\s+(?:(?:just|always|once|also|then|had|has)\s+)?(?:said|says|wrote|writes|asked"
+    r"|replied|claims?|claimed|insists?|insisted|tweeted|posted|texted|told\s+\w+|tells\s+\w+)\b"
+    r"|(?:他|她|别人|有人|医生|老师|书上|书里)(?:说|写|告诉)|引用|摘自|例如|比如|举例|示例",
+    re.IGNORECASE,
+)
+_QUOTE_MARKS = re.compile(r'["«»「」『』]')
 _GUARD_WINDOW = 80  # characters of the clause looked at before a match
 _HYPOTHETICAL_WINDOW = 200  # characters of the sentence looked at before a match
 
@@ -123,13 +137,17 @@ class _Sentence:
     asks: bool  # ends with "?" or 吗/么
     interrogative: bool  # starts like a question: "Do I ...", "Are you ..."
     last_break: int  # offset of the last "," (-1 if none): a match before it is not in the asking clause
+    quoted: bool = False  # starts inside quotation marks an earlier sentence opened
+    marks: tuple[int, ...] = ()  # offsets of its quotation marks
 
     @classmethod
-    def of(cls, index: int, body: str, end: str) -> _Sentence:
+    def of(cls, index: int, body: str, end: str, quoted: bool = False) -> _Sentence:
         asks = "?" in end or bool(_ZH_QUESTION_END.search(body))
         last_break = body.rfind(",")
         tagged = asks and bool(_TAG_QUESTION.match(body, last_break + 1))
-        return cls(index, body, asks, tagged or bool(_QUESTION_START.match(body)), last_break)
+        marks = tuple(m.start() for m in _QUOTE_MARKS.finditer(body))
+        interrogative = tagged or bool(_QUESTION_START.match(body))
+        return cls(index, body, asks, interrogative, last_break, quoted, marks)
 
 
 def _is_question(sentence: _Sentence, start: int) -> bool:
@@ -144,7 +162,27 @@ def _is_hypothetical(body: str, start: int) -> bool:
     return bool(_HYPOTHETICAL.search(prefix)) or bool(_ZH_CONDITIONAL_END.match(body, start, start + 60))
 
 
+def _quoted(sentence: _Sentence, start: int) -> bool:
+    """Whether the match sits inside quotation marks (opened in this sentence or an earlier one)."""
+    return sentence.quoted ^ (bisect_left(sentence.marks, start) % 2 == 1)
+
+
+def _framed(sentence: _Sentence, start: int) -> bool:
+    """A quotation, example or someone's reported words before the match, up to a contrast or the end of a
+    quotation: "You said I live in Paris, but I live in Lyon" and `He said: "Paris." I live in Rome` state
+    the speaker's own city."""
+    before = bisect_left(sentence.marks, start)
+    begin = max(start - _HYPOTHETICAL_WINDOW, sentence.marks[before - 1] + 1 if before else 0, 0)
+    prefix = sentence.body[begin:start]
+    contrasts = list(_CONTRAST.finditer(prefix))
+    if contrasts:
+        prefix = prefix[contrasts[-1].end() :]
+    return bool(_FRAME.search(prefix))
+
+
 def _blocked(rule: _Rule, sentence: _Sentence, start: int) -> bool:
+    if _quoted(sentence, start) or _framed(sentence, start):
+        return True
     clause = _clause_before(sentence.body, start)
     if _NEGATED.search(clause) or _REPORTED.search(clause):
         return True
@@ -233,8 +271,11 @@ def _prepare(content: str) -> str:
 
 def _sentences(text: str) -> Iterator[_Sentence]:
     bodies = ((m["body"], m["end"]) for m in _SENTENCE.finditer(text) if m["body"].strip())
+    quoted = False
     for index, (body, end) in enumerate(bodies):
-        yield _Sentence.of(index, body, end)
+        yield _Sentence.of(index, body, end, quoted)
+        # A quotation runs on across sentences until its closing mark: `He said: "I moved. I live in Paris."`
+        quoted ^= len(_QUOTE_MARKS.findall(body)) % 2 == 1
 
 
 def _emit(rule: _Rule, found: re.Match[str]) -> tuple[tuple[str, str], ...]:

@@ -179,6 +179,66 @@ def _apply(
         counts["facts_confirmed"] += 1
 
 
+def reopen_for_undo(
+    s: Session, agent_id: str, user_id: str, old_turn_id: str, new_turn_id: str, now: datetime
+) -> dict[str, list[int]]:
+    """An operator undid "the new turn superseded the old one" (issue 44): the fact chain versions that link
+    came from are put back. The version only the new turn stated is retracted (it was never the user's
+    value: a quotation, another person's statement) and the version of the old turn it ended holds again,
+    until whatever ended the retracted one, so /v1/facts and /v1/prompt agree with recall. A version other
+    turns stated as well is left alone: those turns still say it."""
+    f = facts
+    reopened: list[int] = []
+    retracted: list[int] = []
+    newer = s.execute(
+        select(f).where(
+            f.c.agent_id == agent_id,
+            f.c.user_id == user_id,
+            f.c.retracted_at.is_(None),
+            f.c.turn_ids.contains([new_turn_id]),  # the GIN index ix_facts_turn_ids
+        )
+    ).all()
+    for n in newer:
+        if list(n.turn_ids or ()) != [new_turn_id]:
+            continue
+        s.execute(
+            text("SELECT pg_advisory_xact_lock(:k)"),
+            {"k": chain_lock_key(agent_id, user_id, n.entity, n.attribute)},
+        )
+        chain = load_chain(s, agent_id, user_id, n.entity, n.attribute)
+        # What it ended: the version of the old turn it closed (valid_to = its start) or corrected.
+        ended = [
+            v
+            for v in chain
+            if old_turn_id in v.turn_ids
+            and v.id != n.id
+            and (
+                (not v.retracted and v.valid_to is not None and v.valid_to == n.valid_from)
+                or (v.retracted and _superseded_by(s, v.id) == n.id)
+            )
+        ]
+        if not ended:
+            continue
+        # Retract first: the unique index allows one current version at a time.
+        s.execute(update(f).where(f.c.id == n.id).values(retracted_at=now))
+        retracted.append(n.id)
+        for v in ended:
+            s.execute(
+                update(f)
+                .where(f.c.id == v.id)
+                .values(valid_to=n.valid_to, retracted_at=None, superseded_by=None)
+            )
+            reopened.append(v.id)
+    return {"facts_reopened": reopened, "facts_retracted": retracted}
+
+
+def _superseded_by(s: Session, version_id: int) -> int | None:
+    value: int | None = s.execute(
+        select(facts.c.superseded_by).where(facts.c.id == version_id)
+    ).scalar_one_or_none()
+    return value
+
+
 def query_facts(
     conn: Connection,
     agent_id: str,

@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres.engine import make_sessionmaker, translate_errors
-from pipeline.adapters.postgres.fact_chains import ChainLink
+from pipeline.adapters.postgres.fact_chains import ChainLink, reopen_for_undo
 from pipeline.adapters.postgres.tables import episodes, memory_audit, supersessions
 from pipeline.core.errors import NotFound
 from pipeline.core.review_records import SupersessionWrite
@@ -147,10 +147,19 @@ def _side(episode_id: int, turn_id: str, text_: str, ts: datetime) -> dict[str, 
 
 
 def undo(
-    s: Session, link_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+    s: Session,
+    link_id: int,
+    *,
+    agent_id: str,
+    user_id: str,
+    actor: str,
+    key_prefix: str | None,
+    reason: str,
+    now: datetime,
 ) -> dict[str, Any]:
-    """Undo one link of the scope: the old statement holds again, the row stays (and keeps the pair from
-    being linked again), and the memory audit log records who and why. Undoing twice changes nothing."""
+    """Undo one link of the scope: the old statement holds again, and so does the fact chain version it
+    stated if the link came from its chain (issue 44); the row stays (and keeps the pair from being linked
+    again), and the memory audit log records who and why. Undoing twice changes nothing."""
     t = supersessions
     row = s.execute(
         t.select()
@@ -163,17 +172,19 @@ def undo(
         s.execute(
             t.update().where(t.c.id == link_id).values(undone_at=now, undone_by=actor, undo_reason=reason)
         )
+        facts_changed = _reopen_facts(s, agent_id, user_id, row.old_episode_id, row.new_episode_id, now)
         s.execute(
             memory_audit.insert().values(
                 at=now,
                 actor=actor,
+                key_prefix=key_prefix,
                 reason=reason,
                 action="undo_supersede",
                 kind="episode",
                 ref_id=row.old_episode_id,
                 agent_id=agent_id,
                 user_id=user_id,
-                changes={"supersession": link_id, "superseded_by": row.new_episode_id},
+                changes={"supersession": link_id, "superseded_by": row.new_episode_id, **facts_changed},
             )
         )
     return {
@@ -182,6 +193,23 @@ def undo(
         "new": f"episode:{row.new_episode_id}",
         "undone_at": (row.undone_at or now).isoformat(),
     }
+
+
+def _reopen_facts(
+    s: Session, agent_id: str, user_id: str, old_id: int, new_id: int, now: datetime
+) -> dict[str, list[int]]:
+    """The fact chain versions the undone link came from, put back (fact_chains.reopen_for_undo)."""
+    e = episodes
+    rows = s.execute(
+        e.select()
+        .with_only_columns(e.c.id, e.c.turn_id)
+        .where(e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.id.in_([old_id, new_id]))
+    ).all()
+    turns = {r.id: r.turn_id for r in rows}
+    if old_id not in turns or new_id not in turns:
+        return {}
+    changed = reopen_for_undo(s, agent_id, user_id, turns[old_id], turns[new_id], now)
+    return {k: v for k, v in changed.items() if v}
 
 
 class SupersessionStore:
@@ -213,7 +241,24 @@ class SupersessionStore:
             )
 
     def undo(
-        self, link_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+        self,
+        link_id: int,
+        *,
+        agent_id: str,
+        user_id: str,
+        actor: str,
+        key_prefix: str | None,
+        reason: str,
+        now: datetime,
     ) -> dict[str, Any]:
         with translate_errors(), self._sessions.begin() as s:
-            return undo(s, link_id, agent_id=agent_id, user_id=user_id, actor=actor, reason=reason, now=now)
+            return undo(
+                s,
+                link_id,
+                agent_id=agent_id,
+                user_id=user_id,
+                actor=actor,
+                key_prefix=key_prefix,
+                reason=reason,
+                now=now,
+            )
