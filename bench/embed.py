@@ -266,11 +266,12 @@ _STARTUP = (
 )
 
 
-def startup_cost(settings: Settings, backend: str) -> tuple[float, float]:
+def startup_cost(settings: Settings, backend: str, model: str | None = None) -> tuple[float, float]:
     """(seconds to the first vector, peak RSS in MB) of a new process on `backend`; the ONNX cache
     must already hold the export, so this is what every worker start after the first costs."""
     env = {
         **os.environ,
+        "HINDSIGHT_EMBEDDING__MODEL": model or settings.embedding.model,
         "HINDSIGHT_EMBEDDING__BACKEND": backend,
         "HINDSIGHT_EMBEDDING__CACHE_DIR": str(settings.embedding_cache_dir.resolve()),
         "HINDSIGHT_EMBEDDING__TORCH_THREADS": "1",
@@ -466,3 +467,80 @@ def _print(console: Console, r: EmbedResult) -> None:
         console.print(f"{name}: LoCoMo recall@{TOP_K} {recall:.4f}")
     for bs, timing in sorted(r.batch_timings.items()):
         console.print(f"torch x1 batch {bs}: {timing.per_s(r.n):.0f} sentences/s")
+
+
+@dataclass
+class ModelsResult:
+    """Embedding models side by side (`bench embed --model A --model B`): one thread each, the same texts."""
+
+    n: int
+    rounds: int
+    timings: dict[tuple[str, str], Timing]  # (model, backend) -> rounds
+    startup: dict[tuple[str, str], tuple[float, float]]  # -> (s to first vector, peak RSS MB), new process
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+
+def run_models_bench(
+    settings: Settings,
+    models: Sequence[str],
+    *,
+    n: int,
+    rounds: int,
+    data: Path,
+    console: Console,
+    backends: Sequence[EmbeddingBackend] = ("onnx", "onnx-int8"),
+) -> ModelsResult:
+    """Texts/s of each model (ONNX fp32 and int8, one intra-op thread, calls of 30 texts as a review
+    makes them), interleaved round by round, and each one's first-vector time and peak RSS in a new process.
+    A model's export (first use) happens before the clock starts."""
+    from pipeline.adapters.embedder import resolve_model_path
+
+    groups = load_labelled(data)
+    turns = [t for g in groups for t in g.turns]
+    texts = [turns[i] for i in np.linspace(0, len(turns) - 1, min(n, len(turns))).astype(int)]
+    load_before = os.getloadavg()
+    embedders: dict[tuple[str, str], OnnxEmbedder] = {}
+    for model in models:
+        for backend in backends:
+            e = OnnxEmbedder(
+                settings.embedding.model_copy(
+                    update={"model": model, "backend": backend, "torch_threads": 1}
+                ),
+                model_dir=resolve_model_path(model),
+                cache_dir=settings.embedding_cache_dir,
+            )
+            e.warm_up()
+            e.embed(texts[:64])
+            embedders[(model, backend)] = e
+    timings = {key: Timing() for key in embedders}
+
+    def in_calls(e: OnnxEmbedder) -> Callable[[Sequence[str]], Vector]:
+        return lambda ts: np.concatenate(
+            [e.embed(ts[i : i + REVIEW_CALL]) for i in range(0, len(ts), REVIEW_CALL)]
+        )
+
+    for r in range(rounds):
+        for key in list(embedders) if r % 2 == 0 else list(reversed(embedders)):
+            _timed(in_calls(embedders[key]), texts, timings[key])
+            console.print(
+                f"round {r + 1}/{rounds} {key[0]} {key[1]}: {len(texts) / timings[key].wall_s[-1]:.0f}/s"
+            )
+    startup = {key: startup_cost(settings, key[1], key[0]) for key in embedders}
+    result = ModelsResult(len(texts), rounds, timings, startup, load_before, os.getloadavg())
+    table = Table(title=f"embedding models, {len(texts)} LoCoMo turns, 1 thread, best of {rounds}")
+    for column in ("model", "backend", "texts/s", "texts/CPU-s", "first vector s", "peak RSS MB"):
+        table.add_column(column)
+    for key, timing in timings.items():
+        seconds, rss = startup[key]
+        table.add_row(
+            key[0],
+            key[1],
+            f"{timing.per_s(len(texts)):.0f}",
+            f"{timing.per_cpu_s(len(texts)):.0f}",
+            f"{seconds:.1f}",
+            f"{rss:.0f}",
+        )
+    console.print(table)
+    console.print(f"load {_load(load_before)} -> {_load(result.load_after)}")
+    return result

@@ -137,11 +137,23 @@ def bench_embed(
     rounds: Annotated[int, typer.Option(min=1, help="interleaved rounds; the best of each counts")] = 4,
     data: LocomoData = None,
     write: WriteBenchmarks = True,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="compare these embedding models instead (repeat it: --model all-MiniLM-L6-v2 "
+            "--model multilingual-e5-small): texts/s, first-vector time and peak RSS of each, ONNX fp32 and int8"
+        ),
+    ] = None,
 ) -> None:
     """Sentences/s of torch, ONNX fp32 and ONNX int8 at 1 and 2 threads; their agreement with torch."""
     from bench import embed as bench
     from bench.locomo_data import DEFAULT_DATA
 
+    if model:
+        bench.run_models_bench(
+            load_settings(), model, n=n, rounds=rounds, data=data or DEFAULT_DATA, console=out
+        )
+        return
     bench.run_embed_bench(
         load_settings(), n=n, rounds=rounds, data=data or DEFAULT_DATA, write=write, console=out
     )
