@@ -22,6 +22,7 @@ from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.engine import libpq_dsn
 from pipeline.adapters.postgres.recall_sql import RecallStore
 from pipeline.api import (
+    audit,
     health,
     keyed_turns,
     memories,
@@ -147,6 +148,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     ):
         app.include_router(extra, dependencies=AUTHENTICATED)
     app.include_router(memories.router, tags=["inspect"], dependencies=AUTHENTICATED)
+    app.include_router(audit.router, tags=["inspect"], dependencies=AUTHENTICATED)
     app.include_router(metrics.router)
     app.include_router(ui.login_router)
     app.include_router(ui.router, dependencies=AUTHENTICATED)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.adapters.postgres.supersession_sql import SupersessionStore
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps, memory_ref
+from pipeline.core.authz import audit_key
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import parse_ts, utcnow
@@ -64,7 +65,13 @@ def forget(deps: Deps, caller: Caller, memory_id: str, body: ForgetRequest) -> d
     """Soft forget (out of recall, kept for audit, reversible) or hard forget (purged everywhere)."""
     guard(caller, body.agent_id, body.user_id, "write")
     kind, ref = memory_ref(memory_id)
-    scope = {"agent_id": body.agent_id, "user_id": body.user_id, "actor": body.actor, "reason": body.reason}
+    scope = {
+        "agent_id": body.agent_id,
+        "user_id": body.user_id,
+        "actor": body.actor,
+        "key_prefix": audit_key(caller),
+        "reason": body.reason,
+    }
     if body.hard:
         return {
             "forgotten": memory_id,
@@ -91,6 +98,7 @@ def update_memory(deps: Deps, caller: Caller, memory_id: str, body: UpdateReques
             user_id=body.user_id,
             changes=changes,
             actor=body.actor,
+            key_prefix=audit_key(caller),
             reason=body.reason,
             now=utcnow(),
         )

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.adapters.postgres.quarantine_sql import MAX_LIST, QuarantineStore
 from pipeline.api.auth import Caller, guard
+from pipeline.core.authz import audit_key
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
@@ -53,12 +54,14 @@ def list_quarantine(
 
 
 @router.post("/v1/quarantine/{memory_id}/release")
-def release(store: Store, memory_id: str, body: QuarantineDecision) -> dict[str, Any]:
+def release(store: Store, caller: Caller, memory_id: str, body: QuarantineDecision) -> dict[str, Any]:
     """A person vouches for the turn: it goes through the review again, without the detector; audited."""
-    return store.release(_episode_ref(memory_id), now=utcnow(), **body.model_dump())
+    key = audit_key(caller)
+    return store.release(_episode_ref(memory_id), now=utcnow(), key_prefix=key, **body.model_dump())
 
 
 @router.post("/v1/quarantine/{memory_id}/reject")
-def reject(store: Store, memory_id: str, body: QuarantineDecision) -> dict[str, Any]:
+def reject(store: Store, caller: Caller, memory_id: str, body: QuarantineDecision) -> dict[str, Any]:
     """A person confirms the quarantine: kept as evidence, never recalled; audited."""
-    return store.reject(_episode_ref(memory_id), now=utcnow(), **body.model_dump())
+    key = audit_key(caller)
+    return store.reject(_episode_ref(memory_id), now=utcnow(), key_prefix=key, **body.model_dump())

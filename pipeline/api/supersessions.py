@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.adapters.postgres.supersession_sql import MAX_LIST, SupersessionStore
 from pipeline.api.auth import Caller, guard
+from pipeline.core.authz import audit_key
 from pipeline.core.models import MAX_ID_CHARS
 from pipeline.ingest.validation import utcnow
 
@@ -57,6 +58,7 @@ def undo_supersession(request: Request, caller: Caller, link_id: int, body: Undo
         agent_id=body.agent_id,
         user_id=body.user_id,
         actor=body.actor,
+        key_prefix=audit_key(caller),
         reason=body.reason,
         now=utcnow(),
     )

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from pipeline.adapters.dead_letters import read_dead_letters
+from pipeline.adapters.postgres.audit_sql import AuditStore
 from pipeline.adapters.postgres.inspect_sql import InspectStore, MemoryFilter
 from pipeline.adapters.postgres.supersession_sql import SupersessionStore
 from pipeline.api import ui_session
@@ -218,6 +219,20 @@ def reviews(
     )
     return page(
         request, "reviews.html", reviews=rows, next_before_id=rows[-1]["id"] if len(rows) == PAGE else None
+    )
+
+
+@router.get("/audit", response_class=HTMLResponse)
+def audit(
+    request: Request,
+    deps: Deps,
+    caller: Caller,
+    before_id: Annotated[int | None, Query(ge=1)] = None,
+) -> HTMLResponse:
+    guard(caller, None, None, "admin")  # every scope's changes
+    rows = AuditStore(deps.repo.engine).entries(agent_id=None, user_id=None, limit=PAGE, before_id=before_id)
+    return page(
+        request, "audit.html", entries=rows, next_before_id=rows[-1]["id"] if len(rows) == PAGE else None
     )
 
 

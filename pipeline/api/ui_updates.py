@@ -15,6 +15,7 @@ from pipeline.adapters.postgres.supersession_sql import SupersessionStore
 from pipeline.api import ui_session
 from pipeline.api.auth import Caller, guard
 from pipeline.api.ui_pages import error_page
+from pipeline.core.authz import audit_key
 from pipeline.ingest.validation import utcnow
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
@@ -31,7 +32,13 @@ async def undo_from_inspector(request: Request, caller: Caller, link_id: int) ->
         return error_page(request, 422, "agent_id and user_id are required")
     guard(caller, agent_id, user_id, "write")
     done = SupersessionStore(request.app.state.deps.repo.engine).undo(
-        link_id, agent_id=agent_id, user_id=user_id, actor="inspector", reason=reason[:2000], now=utcnow()
+        link_id,
+        agent_id=agent_id,
+        user_id=user_id,
+        actor="inspector",
+        key_prefix=audit_key(caller),
+        reason=reason[:2000],
+        now=utcnow(),
     )
     back = form.get("back") or done["old"]
     query = urlencode({"agent_id": agent_id, "user_id": user_id})

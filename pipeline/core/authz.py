@@ -44,6 +44,14 @@ class Principal:
 
 # Auth off (the embedded default on loopback): whoever reaches the socket is the local operator.
 LOCAL_OPERATOR = Principal(agent_id=None, can_write_shared=True, is_admin=True)
+# What the audit log records as the key of a change made with auth off (there is no key to name).
+KEYLESS = "keyless"
+
+
+def audit_key(caller: Principal) -> str:
+    """The key an audited change was made with: its prefix (`hindsight keys list`), or KEYLESS. Recorded
+    beside the `actor` the caller writes in the body, which is a claim the server cannot check."""
+    return caller.key_prefix or KEYLESS
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,6 +184,9 @@ def test_soft_forget_is_reversible_and_audited(stack: Stack, scope: dict[str, st
         ("support", "user asked", "update"),
         ("support", "undo", "update"),
     ]
+    # The audit listing shows the caller's actor beside the key: none, the API runs keyless here.
+    listed = stack.api.get("/v1/audit", params={"agent_id": "agent-a", "user_id": "zoe"}).json()["audit"]
+    assert [(a["actor"], a["key"], a["memory_id"]) for a in listed] == [("support", "keyless", cat)] * 2
     # Someone else's scope cannot touch it.
     other = stack.api.post(f"/v1/memories/{cat}/forget", json={**body, "user_id": "mallory"})
     assert other.status_code == 404

@@ -42,6 +42,7 @@ def _audit(
     s: Session,
     *,
     actor: str,
+    key_prefix: str | None,
     reason: str,
     action: str,
     kind: str,
@@ -53,6 +54,7 @@ def _audit(
     s.execute(
         insert(memory_audit).values(
             actor=actor,
+            key_prefix=key_prefix,
             reason=reason,
             action=action,
             kind=kind,
@@ -95,6 +97,7 @@ class ForgettingStore:
         user_id: str,
         changes: dict[str, Any],
         actor: str,
+        key_prefix: str | None,
         reason: str,
         now: datetime,
     ) -> dict[str, Any]:
@@ -136,6 +139,7 @@ class ForgettingStore:
             _audit(
                 s,
                 actor=actor,
+                key_prefix=key_prefix,
                 reason=reason,
                 action="update",
                 kind=kind,
@@ -151,7 +155,16 @@ class ForgettingStore:
             return {"before": before, "after": after}
 
     def soft_forget(
-        self, kind: str, ref_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+        self,
+        kind: str,
+        ref_id: int,
+        *,
+        agent_id: str,
+        user_id: str,
+        actor: str,
+        key_prefix: str | None,
+        reason: str,
+        now: datetime,
     ) -> None:
         """Out of recall, kept for audit; reversible with update(status=kept)."""
         self.update(
@@ -161,12 +174,21 @@ class ForgettingStore:
             user_id=user_id,
             changes={"status": "forgotten"},
             actor=actor,
+            key_prefix=key_prefix,
             reason=reason,
             now=now,
         )
 
     def hard_forget(
-        self, kind: str, ref_id: int, *, agent_id: str, user_id: str, actor: str, reason: str
+        self,
+        kind: str,
+        ref_id: int,
+        *,
+        agent_id: str,
+        user_id: str,
+        actor: str,
+        key_prefix: str | None,
+        reason: str,
     ) -> dict[str, int]:
         """Purge a memory from PostgreSQL (and, through the outbox, from the index). Returns what went."""
         with translate_errors(), self._sessions.begin() as s:
@@ -179,6 +201,7 @@ class ForgettingStore:
             _audit(
                 s,
                 actor=actor,
+                key_prefix=key_prefix,
                 reason=reason,
                 action="hard_forget",
                 kind=kind,
@@ -208,6 +231,7 @@ class ForgettingStore:
                 agent_id=r.agent_id,
                 user_id=r.user_id,
                 actor="retention",
+                key_prefix=None,  # the system's own change: no key made it
                 reason=f"cold since before {older_than.isoformat()}",
             )
         return len(rows)

@@ -70,16 +70,32 @@ class QuarantineStore:
             ]
 
     def release(
-        self, episode_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+        self,
+        episode_id: int,
+        *,
+        agent_id: str,
+        user_id: str,
+        actor: str,
+        key_prefix: str | None,
+        reason: str,
+        now: datetime,
     ) -> dict[str, Any]:
         """Back to the review as a pending turn that the detector will not stop again."""
-        return self._decide(episode_id, agent_id, user_id, actor, reason, now, release=True)
+        return self._decide(episode_id, agent_id, user_id, actor, key_prefix, reason, now, release=True)
 
     def reject(
-        self, episode_id: int, *, agent_id: str, user_id: str, actor: str, reason: str, now: datetime
+        self,
+        episode_id: int,
+        *,
+        agent_id: str,
+        user_id: str,
+        actor: str,
+        key_prefix: str | None,
+        reason: str,
+        now: datetime,
     ) -> dict[str, Any]:
         """Confirm the quarantine: kept as evidence, never recalled, never reviewed again."""
-        return self._decide(episode_id, agent_id, user_id, actor, reason, now, release=False)
+        return self._decide(episode_id, agent_id, user_id, actor, key_prefix, reason, now, release=False)
 
     def _decide(
         self,
@@ -87,6 +103,7 @@ class QuarantineStore:
         agent_id: str,
         user_id: str,
         actor: str,
+        key_prefix: str | None,
         reason: str,
         now: datetime,
         *,
@@ -105,7 +122,13 @@ class QuarantineStore:
                     f"episode:{episode_id}: no quarantined turn for agent {agent_id!r}, user {user_id!r}"
                     + (f" (it is {row.status})" if row is not None else "")
                 )
-            stamp = {f"{action}d_at": now.isoformat(), f"{action}d_by": actor, f"{action}_reason": reason}
+            done = "released" if release else "rejected"  # f"{action}d" once stamped "rejectd_at"
+            stamp = {
+                f"{done}_at": now.isoformat(),
+                f"{done}_by": actor,
+                f"{done}_with_key": key_prefix,
+                f"{action}_reason": reason,
+            }
             verdict = {**(row.quarantine or {}), **stamp}
             values: dict[str, Any] = {"quarantine": verdict}
             if release:
@@ -122,6 +145,7 @@ class QuarantineStore:
             _audit(
                 s,
                 actor=actor,
+                key_prefix=key_prefix,
                 reason=reason,
                 action=action,
                 kind="episode",

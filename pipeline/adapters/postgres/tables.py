@@ -362,7 +362,10 @@ class MemoryAudit(Base):
     __tablename__ = "memory_audit"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
-    actor: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(Text)  # as the caller wrote it: a claim, not an identity
+    # The API key the change was made with (its prefix; "keyless" with auth off; NULL for the system's own
+    # changes and rows before 0024): what the server knows, beside what the caller says (issue 44).
+    key_prefix: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
     action: Mapped[str] = mapped_column(String(16))  # soft_forget | hard_forget | update | reheat | purge
     kind: Mapped[str] = mapped_column(String(12))  # episode | semantic
