@@ -4,7 +4,8 @@ The door (POST /v1/turns) must tell a retry from a conflicting reuse of a turn i
 stored the first turn in PostgreSQL: seconds normally, longer in a PostgreSQL outage, when turns wait in
 the stream. One key per (scope, turn id) holding the turn's fingerprint (pipeline/ingest/turn_ids.py),
 checked and written by one script, so two requests racing with the same id cannot both be accepted.
-After TTL_S the key is gone and PostgreSQL answers (the scheduler stored the turn long before).
+After `ttl_s` (HINDSIGHT_TURN_ID_LEDGER_S, 6 h by default) the key is gone and PostgreSQL answers (the
+scheduler stored the turn long before).
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ import redis
 
 from pipeline.adapters.redis_stream import translate_errors
 from pipeline.ingest.turn_ids import TurnKey
-
-# Far longer than a turn waits in the stream unless PostgreSQL is down that long; the scheduler
-# dead-letters a conflict that comes through after that (or around the API, straight to Redis).
-TTL_S = 6 * 3600
 
 # All or nothing: either some id carries another fingerprint (nothing written; their positions returned)
 # or each id new to the ledger is recorded (their positions returned, so a caller can take them back).
@@ -47,7 +44,9 @@ class Recorded:
 
 
 class TurnIdLedger:
-    def __init__(self, client: redis.Redis, prefix: str, ttl_s: int = TTL_S) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, *, ttl_s: int) -> None:
+        # Far longer than a turn waits in the stream unless PostgreSQL is down that long; the scheduler
+        # dead-letters a conflict that comes through after that (or around the API, straight to Redis).
         self.client = client
         self.prefix = prefix
         self.ttl_s = ttl_s

@@ -100,7 +100,9 @@ def post_turns(
         return _invalid(errors or conflicts, 422 if errors else 409)  # type: ignore[return-value]
     for e in events:  # all or nothing here too: one turn for a scope the key may not write refuses the lot
         guard(caller, getattr(e, "agent_id", None), getattr(e, "user_id", None), "write")
-    ledger = TurnIdLedger(deps.stream.client, f"{deps.settings.stream_turns}:turn-ids")
+    ledger = TurnIdLedger(
+        deps.stream.client, f"{deps.settings.stream_turns}:turn-ids", ttl_s=deps.settings.turn_id_ledger_s
+    )
     reused, recorded = _reused_turn_ids(deps, ledger, events)
     if reused:
         return _invalid(reused, 409)  # type: ignore[return-value]

@@ -315,6 +315,14 @@ class Settings(BaseSettings):
     indexer_batch: int = Field(256, ge=1)
 
     max_request_bytes: int = 4 * 1024 * 1024
+    # How long POST /v1/turns remembers in Redis what each accepted turn id carried, to answer 409 to a
+    # later request reusing the id for another turn before the scheduler has stored the first
+    # (pipeline/adapters/turn_id_ledger.py). After it PostgreSQL answers; only a turn still waiting in the
+    # stream this long (PostgreSQL down for hours) would slip through, and the scheduler dead-letters it.
+    # Longer costs one small Redis key per turn id for that long.
+    turn_id_ledger_s: int = Field(
+        6 * 3600, ge=60, description="seconds the API remembers an accepted turn id's turn in Redis"
+    )
 
     policy: PolicySettings = PolicySettings()
     celery: CelerySettings = CelerySettings()

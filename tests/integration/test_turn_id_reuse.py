@@ -8,14 +8,19 @@ the stream around the door goes to the dead-letter stream with its reason.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.turn_id_ledger import TurnIdLedger
+from pipeline.api.app import create_app
 from tests.helpers import wait_until
-from tests.integration.harness import Stack
+from tests.integration.harness import Stack, api_deps, make_settings
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +68,9 @@ def test_a_reused_turn_id_of_a_stored_turn_is_a_409_after_the_ledger_forgot_it(s
     assert stack.api.post("/v1/turns", json=[_turn("dup3", "I live in Porto.")]).status_code == 202
     wait_until(lambda: _stored(stack, "dup3"), timeout=30, what="dup3 stored")
     # The door's Redis record has expired (or the turn predates it): PostgreSQL still knows the id.
-    ledger = TurnIdLedger(stack.stream.client, f"{stack.settings.stream_turns}:turn-ids")
+    ledger = TurnIdLedger(
+        stack.stream.client, f"{stack.settings.stream_turns}:turn-ids", ttl_s=stack.settings.turn_id_ledger_s
+    )
     ledger.forget([("agent-a", "ana", "dup3")])
 
     refused = stack.api.post("/v1/turns", json=[_turn("dup3", "I moved to Faro.")])
@@ -94,3 +101,17 @@ def test_a_conflicting_turn_that_reaches_the_stream_goes_to_the_dead_letters_wit
     assert fields["content"] == "I moved to Faro."
     assert fields["reason"].startswith("turn_id 'dup3': already used by a stored turn")
     assert _stored(stack, "dup3") == ["I live in Porto."]
+
+
+def test_how_long_the_door_remembers_a_turn_id_is_a_setting(
+    clean: None, repo: Repository, embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    # HINDSIGHT_TURN_ID_LEDGER_S: was a fixed 6 h in turn_id_ledger.py, whatever the deployment set.
+    settings = make_settings(tmp_path, turn_id_ledger_s=90)
+    deps = api_deps(settings, repo, embedder, tmp_path)
+    with TestClient(create_app(deps)) as api:
+        assert api.post("/v1/turns", json=[_turn("kept-for", "I live in Porto.")]).status_code == 202
+        ledger = TurnIdLedger(deps.stream.client, f"{settings.stream_turns}:turn-ids", ttl_s=90)
+        ttl = deps.stream.client.ttl(ledger.redis_key(("agent-a", "ana", "kept-for")))
+        assert 0 < ttl <= 90
+        assert api.post("/v1/turns", json=[_turn("kept-for", "I moved to Faro.")]).status_code == 409
