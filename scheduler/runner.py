@@ -59,7 +59,9 @@ class RunnerConfig:
     # Read your writes (RecallSettings.unreviewed): each turn is screened for prompt injection as it is
     # stored, and one the screen passes is recallable before its review. None: every turn waits for it.
     screen: InjectionThresholds | None = None
-    # Batches one scope may have claimed, queued or running at once (issue 44). The worker's queue is
+    # Full batches' worth (max_batch episodes each) one scope may have claimed, queued or running at once
+    # (issue 44): a busy scope gets that many full batches, a scope of short sessions as many small light
+    # reviews as add up to the same. The worker's queue is
     # FIFO: with no cap, a scope with thousands of pending statements (always the oldest backlog) filled
     # it, and another scope's review waited behind every one of those batches. Two keeps a busy scope's
     # next batch ready while one runs (its writes serialize on the scope lock anyway); None: no cap.
@@ -269,7 +271,9 @@ class SchedulerRunner:
             batch_size=self.config.batch_size,
             idle_s=self.config.idle_s,
             in_flight=self.repo.in_flight_by_scope() if cap is not None else None,
-            per_scope=cap,
+            # In episodes: `cap` full batches' worth, which a scope of small light reviews shares out.
+            per_scope=None if cap is None else cap * self.config.max_batch,
+            max_batch=self.config.max_batch,
         )
         dispatched = decisions[:room]
         for d in dispatched:

@@ -111,16 +111,22 @@ class PolicySettings(BaseModel):
     # Most episodes one batch claims (issue 44). A scope with a larger backlog gets several consecutive batches,
     # each short, so another scope's review waits behind short batches, not long ones. `hindsight bench
     # busy-scope` (2,000 statements in one scope, 1 worker): the other scope's review latency p50/p95 was
-    # 28.2/39.8 s with 500, 7.2/14.3 s with 100, while the busy scope took 55 s and 69 s in all. Clustering
-    # loses nothing by it: a full review clusters the scope's kept episodes (review.cluster_limit), not only
-    # its batch's. At least batch_size, or a full review's claim could never be filled.
+    # 28.2/39.8 s with 500, 7.2/14.3 s with 100, 3.7/4.6 s with 50, while the busy scope took 55, 69 and 80 s
+    # in all (each batch re-reads and re-clusters the scope): 100 cuts the wait to a quarter for a quarter more
+    # of the busy scope's time; 50 halves it again for another sixth. Clustering loses nothing by it: a full
+    # review clusters the scope's kept episodes (review.cluster_limit), not only its batch's. At least
+    # batch_size, or a full review's claim could never be filled.
     max_batch: int = Field(100, ge=1, description="most episodes claimed into one batch")
-    # Batches one scope may have claimed, queued or running at once (0: no cap). The review queue is FIFO, so
-    # another scope's batch waits behind every batch of a busy scope already in it. Not 1: a light review is
-    # one session's, so a scope of many short sessions would get one review per busy batch and fall behind
-    # (the bench's other scope, a session every 2 s: p50 21.3 s with 1 against 7.2 s with 2).
+    # Full batches' worth (max_batch episodes each) one scope may have claimed, queued or running at once
+    # (0: no cap). The review queue is FIFO, so another scope's batch waits behind every batch of a busy
+    # scope already in it. Counted in episodes: a light review is one session's, so a scope of many short
+    # sessions capped at 2 batches got 2 reviews per busy batch and fell behind. The bench's other scope (a
+    # session every 2 s) on a loaded machine, p50/p95: 33.4/48.7 s capped at 2 batches, 8.8/10.9 s at 2
+    # batches' worth of episodes (each busy batch ~5.5 s there).
     max_in_flight_per_scope: int = Field(
-        2, ge=0, description="most batches of one scope claimed, queued or running at once (0: no cap)"
+        2,
+        ge=0,
+        description="most batches' worth of episodes one scope has claimed, queued or running (0: no cap)",
     )
 
     @field_validator("max_batch")

@@ -241,7 +241,15 @@ def test_a_scope_with_batches_in_flight_goes_after_one_without() -> None:
     # ALICE holds the oldest backlog (thousands of statements) and already has a batch running: BOB's newer
     # turns go first, instead of queueing behind every batch ALICE could fill.
     backlogs = [prioritised(ALICE, 1, pending=2000, first=1), prioritised(BOB, 1, first=5000)]
-    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 1}, per_scope=2) == [
+    assert decide(
+        backlogs,
+        now=NOW,
+        batch_size=BATCH,
+        idle_s=IDLE_S,
+        in_flight={ALICE: 100},
+        per_scope=200,
+        max_batch=100,
+    ) == [
         full(BOB),
         full(ALICE),
     ]
@@ -249,17 +257,64 @@ def test_a_scope_with_batches_in_flight_goes_after_one_without() -> None:
 
 def test_a_scope_at_its_in_flight_cap_gets_no_new_batch() -> None:
     backlogs = [prioritised(ALICE, 1, pending=2000, first=1), prioritised(BOB, 1, first=5000)]
-    assert decide(backlogs, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 2}, per_scope=2) == [
-        full(BOB)
-    ]
-    # Its light reviews are capped too: one session's worth of room, the most urgent session.
+    assert decide(
+        backlogs,
+        now=NOW,
+        batch_size=BATCH,
+        idle_s=IDLE_S,
+        in_flight={ALICE: 200},
+        per_scope=200,
+        max_batch=100,
+    ) == [full(BOB)]
+    # Its light reviews are capped too: as many of the most urgent sessions as its room holds.
     sessions = tuple(
         SessionBacklog(f"s{i}", 2, NOW, ended=True, top_priority=1, first_pending_id=100 - i)
         for i in range(5)
     )
     many = [ScopeBacklog(scope=ALICE, pending_full=10, sessions=sessions)]
-    assert decide(many, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 1}, per_scope=2) == [
+    assert decide(many, now=NOW, batch_size=BATCH, idle_s=IDLE_S, in_flight={ALICE: 2}, per_scope=4) == [
         light(ALICE, "s4", "session_end")
     ]
     # No cap: as before.
     assert len(decide(many, now=NOW, batch_size=BATCH, idle_s=IDLE_S)) == 5
+
+
+def test_a_scope_of_small_light_reviews_is_capped_in_episodes_not_batches() -> None:
+    # Issue 44 (bench busy-scope): BOB, one short session every 2 s, was capped at 2 batches like the busy
+    # scope, got 2 reviews per busy batch ahead of them and fell behind. Its one-turn reviews hold nobody up.
+    sessions = tuple(
+        SessionBacklog(f"s{i}", 1, NOW, ended=True, top_priority=1, first_pending_id=5000 + i)
+        for i in range(5)
+    )
+    backlogs = [prioritised(ALICE, 1, pending=2000, first=1), ScopeBacklog(BOB, 5, sessions)]
+    decided = decide(
+        backlogs,
+        now=NOW,
+        batch_size=BATCH,
+        idle_s=IDLE_S,
+        in_flight={ALICE: 200, BOB: 2},
+        per_scope=200,
+        max_batch=100,
+    )
+    assert decided == [light(BOB, f"s{i}", "session_end") for i in range(5)]  # ALICE is at its cap
+    # A busy scope with one full batch in flight gets one more, not a third.
+    one_more = decide(
+        backlogs[:1],
+        now=NOW,
+        batch_size=BATCH,
+        idle_s=IDLE_S,
+        in_flight={ALICE: 100},
+        per_scope=200,
+        max_batch=100,
+    )
+    assert one_more == [full(ALICE)]
+    none_more = decide(
+        backlogs[:1],
+        now=NOW,
+        batch_size=BATCH,
+        idle_s=IDLE_S,
+        in_flight={ALICE: 150},
+        per_scope=200,
+        max_batch=100,
+    )
+    assert none_more == []

@@ -213,10 +213,10 @@ class SchedulingQueries(SqlStore):
             return [int(r) for r in conn.scalars(sql, params)]
 
     def in_flight_by_scope(self) -> dict[Scope, int]:
-        """Batches per scope claimed, dispatched or running: the scheduler gives a scope a new one only
-        when it has fewer than its share in flight (scheduler.policy.decide's `in_flight`)."""
+        """Episodes per scope in batches claimed, dispatched or running: the scheduler gives a scope a new
+        batch only while they stay within its share (scheduler.policy.decide's `in_flight`)."""
         sql = text(
-            "SELECT agent_id, user_id, count(*) AS n FROM batches"
+            "SELECT agent_id, user_id, sum(episode_count) AS n FROM batches"
             " WHERE status IN ('pending', 'dispatched', 'running') GROUP BY 1, 2"
         )
         with translate_errors(), self.engine.connect() as conn:
