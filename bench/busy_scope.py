@@ -12,6 +12,7 @@ given (disposable) PostgreSQL and Redis, or private embedded servers.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,16 +22,21 @@ from sqlalchemy import text
 
 from bench.report import write_section
 from bench.stack import BenchStack, push_chunks, scratch_root
-from pipeline.core.config import Settings
+from pipeline.core.config import PolicySettings, Settings
 from pipeline.core.logging import configure_logging
 from pipeline.core.models import SessionEnd, Turn
 from pipeline.ingest.validation import encode_event
 
 BUSY = ("busy-agent", "weight-log")
 OTHER = ("busy-agent", "neighbour")
+TASK_SECONDS = re.compile(r"hindsight\.review_batch\[[^\]]+\] succeeded in ([0-9.]+)s")
 DAY0 = datetime(2025, 1, 1, 7, 0, tzinfo=UTC)
 # Linear means a small constant per statement; the clique of issue 44 gave ~44 per statement at 1,500.
 LINKS_PER_STATEMENT_BOUND = 2.0
+# The other scope's review latency beside the busy scope, p95: the busy scope's two batches in flight at most
+# (policy.max_batch = 100 episodes each, ~5.5 s each on a loaded 2-core machine), not its whole backlog
+# (`bench all` headline; 500-episode batches gave 40-50 s at the full size).
+TARGET_OTHER_P95_S = 15.0
 
 
 def weight_log(n: int) -> list[Turn]:
@@ -74,6 +80,8 @@ class Round:
     max_links_per_episode: int = 0
     busy_elapsed_s: float | None = None
     failed_batches: int = 0
+    busy_batches: int = 0
+    longest_batch_s: float = 0.0
 
     def p(self, q: float) -> float:
         xs = sorted(self.latencies_s)
@@ -112,6 +120,21 @@ def _busy_counts(stack: BenchStack) -> tuple[int, int, int, int]:
             {"a": BUSY[0], "u": BUSY[1]},
         ).one()
     return int(row.reviewed), int(row.links), int(row.per_new), int(row.failed)
+
+
+def _busy_batches(stack: BenchStack) -> tuple[int, float]:
+    """(the busy scope's finished batches, the longest review task's seconds, from the workers' logs).
+
+    A batch's finished_at is stamped before its write transaction, so the task's own time (Celery's
+    "succeeded in") is what another scope's batch queued behind it waits for.
+    """
+    with stack.engine.connect() as conn:
+        n = conn.scalar(
+            text("SELECT count(*) FROM batches WHERE agent_id = :a AND user_id = :u AND status = 'done'"),
+            {"a": BUSY[0], "u": BUSY[1]},
+        )
+    took = [float(s) for name in stack.worker_names() for s in TASK_SECONDS.findall(stack.log(name))]
+    return int(n or 0), max(took, default=0.0)
 
 
 def run_round(
@@ -160,11 +183,16 @@ def run_round(
         stack.wait_for(settled, timeout=max(timeout_s, busy * 0.5), what="the busy scope reviewed")
         r.busy_elapsed_s = time.monotonic() - t0
     r.reviewed, r.links, r.max_links_per_episode, r.failed_batches = _busy_counts(stack)
+    r.busy_batches, r.longest_batch_s = _busy_batches(stack)
     stack.stop_roles()
     return r
 
 
-def result_lines(quiet: Round, loaded: Round, *, workers: int, embedded: bool) -> list[str]:
+def result_lines(
+    quiet: Round, loaded: Round, *, workers: int, embedded: bool, policy: PolicySettings | None = None
+) -> list[str]:
+    policy = policy or PolicySettings()
+    cap = policy.max_in_flight_per_scope or "no cap"
     ratio = loaded.links / loaded.statements if loaded.statements else 0.0
     linear = "yes" if ratio <= LINKS_PER_STATEMENT_BOUND else "NO"
     servers = "private embedded PostgreSQL and Redis" if embedded else "the given PostgreSQL and Redis"
@@ -174,7 +202,9 @@ def result_lines(quiet: Round, loaded: Round, *, workers: int, embedded: bool) -
         f"`hindsight bench busy-scope`: {loaded.statements:,} same-subject statements (a daily weight log) pushed "
         f"at once into one scope while another scope's turns keep arriving (one short session each, "
         f"{len(quiet.latencies_s) + quiet.missed} per round); real scheduler and {workers} review worker(s) on "
-        f"{servers}. Latency: push -> the other scope's turn reviewed.",
+        f"{servers}; a batch claims at most {policy.max_batch} episodes (`policy.max_batch`), a scope has at "
+        f"most {cap} batches' worth of episodes in flight (`policy.max_in_flight_per_scope`). Latency: push -> the other "
+        "scope's turn reviewed.",
         "",
         "| | other scope alone | beside the busy scope |",
         "|---|---:|---:|",
@@ -183,6 +213,7 @@ def result_lines(quiet: Round, loaded: Round, *, workers: int, embedded: bool) -
         f"| other scope's turns not reviewed in time | {quiet.missed} | {loaded.missed} |",
         f"| busy scope: statements reviewed | - | {loaded.reviewed:,} / {loaded.statements:,} |",
         f"| busy scope: reviewed in | - | {loaded.busy_elapsed_s or 0:.1f} s |",
+        f"| busy scope: batches, longest review task | - | {loaded.busy_batches}, {loaded.longest_batch_s:.1f} s |",
         f"| supersession links | - | {loaded.links:,} ({ratio:.2f} per statement; linear: {linear}) |",
         f"| most links to one new statement | - | {loaded.max_links_per_episode} |",
         f"| batches given up | {quiet.failed_batches} | {loaded.failed_batches} |",
@@ -203,7 +234,14 @@ def run_busy_scope_bench(
     console: Console,
 ) -> tuple[Round, Round]:
     configure_logging("WARNING", settings.log_json)
-    env = {"HINDSIGHT_RECALL__UNREVIEWED": "true"}
+    # The stack's roles see none of this process's HINDSIGHT_ variables: the caps under test go to them here,
+    # so `HINDSIGHT_POLICY__MAX_BATCH=500 hindsight bench busy-scope` measures another setting side by side.
+    policy = settings.policy
+    env = {
+        "HINDSIGHT_RECALL__UNREVIEWED": "true",
+        "HINDSIGHT_POLICY__MAX_BATCH": str(policy.max_batch),
+        "HINDSIGHT_POLICY__MAX_IN_FLIGHT_PER_SCOPE": str(policy.max_in_flight_per_scope),
+    }
     stack = BenchStack(scratch_root("hindsight-busy-scope-"), database_url, redis_url, env)
     try:
         console.print("starting the servers ...")
@@ -229,9 +267,28 @@ def run_busy_scope_bench(
         raise
     embedded = stack.embedded
     stack.close(remove=True)
-    lines = result_lines(quiet, loaded, workers=workers, embedded=embedded)
+    lines = result_lines(quiet, loaded, workers=workers, embedded=embedded, policy=policy)
     console.print("\n".join(lines), highlight=False)
     if write:
         write_section("busy-scope", "\n".join(lines))
         console.print("wrote BENCHMARKS.md (bench:busy-scope)")
     return quiet, loaded
+
+
+def figures(quiet: Round, loaded: Round) -> dict[str, float]:
+    """Flat figures for `bench all`."""
+    return {
+        "alone_p50_s": quiet.p(0.5),
+        "alone_p95_s": quiet.p(0.95),
+        "beside_p50_s": loaded.p(0.5),
+        "beside_p95_s": loaded.p(0.95),
+        "missed": float(quiet.missed + loaded.missed),
+        "statements": float(loaded.statements),
+        "reviewed": float(loaded.reviewed),
+        "busy_elapsed_s": float(loaded.busy_elapsed_s or 0.0),
+        "busy_batches": float(loaded.busy_batches),
+        "longest_batch_s": loaded.longest_batch_s,
+        "links": float(loaded.links),
+        "links_per_statement": loaded.links / loaded.statements if loaded.statements else 0.0,
+        "failed_batches": float(quiet.failed_batches + loaded.failed_batches),
+    }
