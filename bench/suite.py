@@ -376,6 +376,35 @@ def _quality_headlines(f: Figures) -> list[Headline]:
     return out
 
 
+def _model_cost(ctx: Context, *, turns: int, rounds: int) -> Figures:
+    from bench import model_cost
+
+    return model_cost.run_model_cost_bench(
+        ctx.settings,
+        turns=turns,
+        rounds=rounds,
+        data=ctx.data,
+        database_url=ctx.database_url or model_cost.BENCH_DATABASE_URL,
+        redis_url=ctx.redis_url or model_cost.BENCH_REDIS_URL,
+        write=ctx.write,
+        console=ctx.console,
+    )
+
+
+def _model_cost_headlines(f: Figures) -> list[Headline]:
+    ratios = {k: v for k, v in f.items() if k.endswith("_ratio") and "all-MiniLM" not in k}
+    return [
+        _target(
+            v,
+            v >= 0.7,
+            ".2f",
+            "≥ 0.70",
+            k.removeprefix("model_cost_").removesuffix("_ratio") + " reviewed turns/s ratio",
+        )
+        for k, v in sorted(ratios.items())
+    ]
+
+
 def _longmemeval(ctx: Context, *, per_type: int, reuse: bool) -> Figures:
     from bench import longmemeval
 
@@ -665,6 +694,45 @@ def _faults_headlines(f: Figures) -> list[Headline]:
     return [Headline("every fault scenario recovered, nothing lost", f"{f['seconds']:,.0f} s", "pass", True)]
 
 
+def _busy_scope(ctx: Context, *, statements: int, others: int, every_s: float) -> Figures:
+    from bench import busy_scope
+
+    quiet, loaded = busy_scope.run_busy_scope_bench(
+        ctx.settings,
+        statements=statements,
+        others=others,
+        every_s=every_s,
+        database_url=ctx.database_url,
+        redis_url=ctx.redis_url,
+        write=ctx.write,
+        console=ctx.console,
+    )
+    return busy_scope.figures(quiet, loaded)
+
+
+def _busy_scope_headlines(f: Figures) -> list[Headline]:
+    from bench.busy_scope import LINKS_PER_STATEMENT_BOUND, TARGET_OTHER_P95_S
+
+    p95, links = f["beside_p95_s"], f["links_per_statement"]
+    complete = f["missed"] == 0 and f["failed_batches"] == 0 and f["reviewed"] >= f["statements"]
+    return [
+        _target(
+            p95,
+            p95 <= TARGET_OTHER_P95_S and complete,
+            ".2f",
+            f"≤ {TARGET_OTHER_P95_S:g} s, every turn reviewed",
+            "other scope's review latency beside a busy scope, p95 (s)",
+        ),
+        _target(
+            links,
+            links <= LINKS_PER_STATEMENT_BOUND,
+            ".2f",
+            f"≤ {LINKS_PER_STATEMENT_BOUND:g}",
+            "supersession links per same-subject statement",
+        ),
+    ]
+
+
 # -- the registry: run order is list order, cheap first ------------------------------------------------------
 
 
@@ -731,6 +799,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"reuse": False},
         _quality_headlines,
         redis="redis://127.0.0.1:6379/2",
+    ),
+    # The embedding model's cost to review, models side by side (issue 45's budget).
+    Benchmark(
+        "model-cost",
+        _model_cost,
+        {"turns": 90, "rounds": 1},
+        {"turns": 600, "rounds": 2},
+        _model_cost_headlines,
+        database=LOCOMO_DB.replace("_locomo", ""),
+        redis=BENCH_REDIS_URL,
     ),
     # LongMemEval S, one scope per question: quick is one question per type, its ingest reused.
     Benchmark(
@@ -826,6 +904,16 @@ REGISTRY: tuple[Benchmark, ...] = (
             "rounds": 2,
         },
         _freshness_headlines,
+        locomo=False,
+    ),
+    # One scope's flood beside another scope's turns (issue 44): private embedded servers unless the suite is
+    # given one database and Redis db.
+    Benchmark(
+        "busy-scope",
+        _busy_scope,
+        {"statements": 300, "others": 6, "every_s": 1.0},
+        {"statements": 2000, "others": 20, "every_s": 2.0},
+        _busy_scope_headlines,
         locomo=False,
     ),
     # Scaling and the soak run on private embedded servers (their CPU and memory are measured as the run's own)
