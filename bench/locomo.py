@@ -521,13 +521,10 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "Rows: the floor is BM25 over the raw turn texts; dense only is cosine x weight x trust from the "
         f"pipeline's Qdrant index (x {DEFAULT_TUNING.speaker_boost:g} for the one speaker a question names); "
         "`hybrid, X` is the default ranking with one "
-        "change (lexical-only: no dense candidates; rrf: reciprocal rank fusion, equal weights, instead of "
-        f"min-max fusion at {DEFAULT_TUNING.dense_weight:g} : 1; no-context: BM25 documents without the previous or next turn; "
+        "change (lexical-only: no dense candidates; no-context: BM25 documents without the previous or next turn; "
         "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
-        "stand in keep review's member weight 0.5; no-spread: a match does not lift the turns before and after "
-        "it; no-speaker: turns spoken by the one person a question names are not favoured; dense-in-context: "
-        "a turn's cosine is taken with its session neighbours' vectors mixed into its own, 1.0 previous, 0.5 "
-        "next; no-rescore: only the vector search's own hits have a cosine; no-session-prior: a candidate does "
+        "stand in keep review's member weight 0.5; "
+        "no-speaker: turns spoken by the one person a question names are not favoured; no-rescore: only the vector search's own hits have a cosine; no-session-prior: a candidate does "
         "not gain a share of its session's best other match); the last row is the default, asked through "
         f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
     ]

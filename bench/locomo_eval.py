@@ -23,15 +23,11 @@ from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
 # Ablations and alternatives, named for `--variant`; each is measured beside the default in one run.
 VARIANTS: dict[str, RecallTuning] = {
     "lexical-only": replace(DEFAULT_TUNING, dense=False),
-    "rrf": replace(DEFAULT_TUNING, fusion="rrf", dense_weight=1.0),
     "no-stand-in": replace(DEFAULT_TUNING, stand_in=False),
     "no-unfold": replace(DEFAULT_TUNING, unfold_big=False),
     "stand-in-all": replace(DEFAULT_TUNING, stand_in_max=1_000_000),
-    "no-fact-boost": replace(DEFAULT_TUNING, fact_boost=1.0),
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
-    "no-spread": replace(DEFAULT_TUNING, after_match=0.0, before_match=0.0),
     "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
-    "dense-in-context": replace(DEFAULT_TUNING, dense_previous=1.0, dense_next=0.5),
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
     "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
     "semantic": replace(DEFAULT_TUNING, semantic=True),
@@ -39,9 +35,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-subject-first": replace(DEFAULT_TUNING, subject_first=False),
     "semantic-cosine-too": replace(DEFAULT_TUNING, semantic_methods=None),
     # The rules the ablation on three sets turned off, each put back on its own (RecallTuning's note).
-    "spread": replace(DEFAULT_TUNING, after_match=0.7, before_match=0.5),
     "rescore": replace(DEFAULT_TUNING, dense_rescore=True),
-    "fact-boost": replace(DEFAULT_TUNING, fact_boost=1.2),
     "stand-in-8": replace(DEFAULT_TUNING, stand_in_max=8),
     "no-window": replace(DEFAULT_TUNING, window_boost=1.0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
@@ -50,6 +44,8 @@ VARIANTS: dict[str, RecallTuning] = {
     "lexical-confidence-0.5": replace(DEFAULT_TUNING, lexical_confidence=0.5),
     "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
+    # A passage's cosine discounted below any turn's: long turns found by their first window only.
+    "no-passages": replace(DEFAULT_TUNING, passage_discount=2.0),
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),

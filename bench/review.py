@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -642,6 +642,7 @@ class E2EResult:
     mean_batch: float = 0.0
     task_s: float = 0.0  # the worker's Celery tasks, summed: how long it was busy
     stages_ms: dict[str, float] = field(default_factory=dict)  # the reviews' own stages, summed
+    worker_peak_rss_mb: float = 0.0  # the worker process's high-water mark (VmHWM)
 
     @property
     def review_ms(self) -> float:
@@ -819,7 +820,8 @@ def _worker_env(b: Bench) -> dict[str, str]:
     }
 
 
-def run_e2e(b: Bench, corpus: Corpus, n: int) -> E2EResult:
+def run_e2e(b: Bench, corpus: Corpus, n: int, env: Mapping[str, str] | None = None) -> E2EResult:
+    """`env`: settings for the worker on top of the bench's (another embedding model, say)."""
     b.reset()
     picked = round_robin(corpus.by_conversation()[:E2E_SCOPES], n)
     result = E2EResult(len(picked), len({u.conversation for u in picked}))
@@ -828,7 +830,7 @@ def run_e2e(b: Bench, corpus: Corpus, n: int) -> E2EResult:
     # machine's load (tests share it) hits both sides alike.
     with torch_threads(1):
         first = raw_embed_s(b.embedder, texts[::2], E2E_TRIGGER)
-    worker = WorkerProcess(_worker_env(b), CACHE_DIR / "worker.log")
+    worker = WorkerProcess({**_worker_env(b), **(env or {})}, CACHE_DIR / "worker.log")
     runner, thread = None, None
     try:
         worker.start()
@@ -838,6 +840,7 @@ def run_e2e(b: Bench, corpus: Corpus, n: int) -> E2EResult:
         _push_and_wait(b, worker, warm, timeout=300)
         turns = [_turn(u, f"e2e-{i}", 100_000 + i) for i, u in enumerate(picked)]
         result.elapsed_s = _push_and_wait(b, worker, turns, timeout=max(600.0, n / 2))
+        result.worker_peak_rss_mb = peak_rss_mb(worker.process.pid) if worker.process is not None else 0.0
     finally:
         if runner is not None and thread is not None:
             runner.stop_event.set()
@@ -848,6 +851,17 @@ def run_e2e(b: Bench, corpus: Corpus, n: int) -> E2EResult:
     result.raw_halves_s, result.raw_s = (first, second), first + second
     _collect_reviews(b.engine, worker.log_path.read_text(errors="replace"), result)
     return result
+
+
+def peak_rss_mb(pid: int) -> float:
+    """A live process's resident high-water mark (Linux /proc; 0 where there is none)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 _SUCCEEDED = re.compile(r"Task \S+ succeeded in ([0-9.]+)s")

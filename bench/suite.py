@@ -376,6 +376,35 @@ def _quality_headlines(f: Figures) -> list[Headline]:
     return out
 
 
+def _model_cost(ctx: Context, *, turns: int, rounds: int) -> Figures:
+    from bench import model_cost
+
+    return model_cost.run_model_cost_bench(
+        ctx.settings,
+        turns=turns,
+        rounds=rounds,
+        data=ctx.data,
+        database_url=ctx.database_url or model_cost.BENCH_DATABASE_URL,
+        redis_url=ctx.redis_url or model_cost.BENCH_REDIS_URL,
+        write=ctx.write,
+        console=ctx.console,
+    )
+
+
+def _model_cost_headlines(f: Figures) -> list[Headline]:
+    ratios = {k: v for k, v in f.items() if k.endswith("_ratio") and "all-MiniLM" not in k}
+    return [
+        _target(
+            v,
+            v >= 0.7,
+            ".2f",
+            "≥ 0.70",
+            k.removeprefix("model_cost_").removesuffix("_ratio") + " reviewed turns/s ratio",
+        )
+        for k, v in sorted(ratios.items())
+    ]
+
+
 def _longmemeval(ctx: Context, *, per_type: int, reuse: bool) -> Figures:
     from bench import longmemeval
 
@@ -770,6 +799,16 @@ REGISTRY: tuple[Benchmark, ...] = (
         {"reuse": False},
         _quality_headlines,
         redis="redis://127.0.0.1:6379/2",
+    ),
+    # The embedding model's cost to review, models side by side (issue 45's budget).
+    Benchmark(
+        "model-cost",
+        _model_cost,
+        {"turns": 90, "rounds": 1},
+        {"turns": 600, "rounds": 2},
+        _model_cost_headlines,
+        database=LOCOMO_DB.replace("_locomo", ""),
+        redis=BENCH_REDIS_URL,
     ),
     # LongMemEval S, one scope per question: quick is one question per type, its ingest reused.
     Benchmark(

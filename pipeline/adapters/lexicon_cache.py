@@ -38,12 +38,7 @@ class _Scope:
         default_factory=dict
     )  # session -> its latest turn, the next one's context
     last_doc: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest document
-    # Recallable turns of a session in order, linked both ways (context-only turns are skipped): recall
-    # lets a match lift the turn that answered it and the turn it answered.
-    last_kept: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest recallable
-    previous: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     session_of: dict[tuple[str, int], str] = field(default_factory=dict)
-    following: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
     # Embeddings of the recallable documents (Lexicon(vectors=True)): float16 rows, grown by doubling.
     vector_rows: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -134,18 +129,6 @@ class Lexicon:
         for doc, s in scope.index.search(query, limit, shares=True):
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
             out.append((str(kind), int(ref), s))
-        return out
-
-    def adjacent(
-        self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
-    ) -> dict[tuple[str, int], tuple[tuple[str, int] | None, tuple[str, int] | None]]:
-        """(previous, next) recallable turn of the same session for each key that has one, as indexed."""
-        scope = self._scope(agent_id, user_id)
-        out = {}
-        for key in keys:
-            before, after = scope.previous.get(key), scope.following.get(key)
-            if before is not None or after is not None:
-                out[key] = (before, after)
         return out
 
     def sessions(
@@ -276,11 +259,6 @@ class Lexicon:
             if not link:
                 return
             scope.last_doc[doc.session_id] = ref
-            kept_before = scope.last_kept.get(doc.session_id)
-            if kept_before is not None:
-                scope.previous[ref] = kept_before
-                scope.following[kept_before] = ref
-            scope.last_kept[doc.session_id] = ref
 
     def invalidate(self) -> None:
         with self._lock:

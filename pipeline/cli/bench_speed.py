@@ -185,3 +185,35 @@ def bench_frameworks(
         write=write,
         console=out,
     )
+
+
+@commands.command(
+    "model-cost",
+    epilog=example("hindsight bench model-cost --turns 300 --rounds 2 --no-write"),
+)
+def bench_model_cost(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="model:backend to compare, the first is the base (repeatable); default MiniLM:onnx, e5:onnx-int8"
+        ),
+    ] = None,
+    turns: Annotated[int, typer.Option(min=30, help="LoCoMo turns reviewed per model and round")] = 600,
+    rounds: Annotated[int, typer.Option(min=1, help="rounds, in alternating model order")] = 2,
+    data: LocomoData = None,
+    write: WriteBenchmarks = True,
+) -> None:
+    """Reviewed turns/s of each embedding model end to end, side by side in one run, and the worker's memory."""
+    from bench import model_cost
+    from bench.locomo_data import DEFAULT_DATA
+
+    models = [model_cost.parse_model(m) for m in model] if model else list(model_cost.MODELS)
+    model_cost.run_model_cost_bench(
+        load_settings(),
+        models=models,
+        turns=turns,
+        rounds=rounds,
+        data=data or DEFAULT_DATA,
+        write=write,
+        console=out,
+    )

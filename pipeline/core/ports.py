@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from pipeline.core.models import FactCandidate, InjectionVerdict, QualityScore
-from pipeline.core.recall_rows import FactHit, MemoryKey, RecallEpisode, SemanticRow
+from pipeline.core.recall_rows import MemoryKey, RecallEpisode, SemanticRow
 from pipeline.core.review_records import BatchEpisode, BatchInfo, ReviewInputs, ReviewWrite
 from pipeline.core.vectors import Vector as Vector  # the array type every port speaks
 
@@ -171,12 +171,6 @@ class RecallReader(Protocol):
         """The stored embeddings of these episodes of the scope (those that have one)."""
         ...
 
-    def facts_named(
-        self, agent_id: str, user_id: str, words: Sequence[str], *, as_of: datetime | None
-    ) -> list[FactHit]:
-        """Facts valid at `as_of` whose entity or attribute is one of `words` (lower case)."""
-        ...
-
     def semantic_by_id(
         self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None = None
     ) -> dict[int, SemanticRow]:
@@ -196,12 +190,6 @@ class LexicalSearch(Protocol):
     def search(self, agent_id: str, user_id: str, query: str, limit: int) -> list[tuple[str, int, float]]:
         """(kind, id, share): the best matches, best first, each scored by its BM25 score over the most any
         document could score for this query (`BM25.ceiling`), in [0, 1]."""
-        ...
-
-    def adjacent(
-        self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]
-    ) -> dict[MemoryKey, tuple[MemoryKey | None, MemoryKey | None]]:
-        """(previous, next) recallable turn of the same session for each key that has one."""
         ...
 
     def sessions(self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]) -> dict[MemoryKey, str]:

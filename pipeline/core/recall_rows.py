@@ -57,11 +57,3 @@ class SemanticRow:
     # What its members ask of the assistant (restated requests, issue 40: "answer_length"), when review knew.
     subject: str | None = None
     method: str | None = None  # how review wrote its text: restated | template | extractive | llm | ...
-
-
-@dataclass(frozen=True, slots=True)
-class FactHit:
-    entity: str
-    attribute: str
-    value: str
-    turn_ids: tuple[str, ...]

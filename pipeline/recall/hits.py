@@ -21,7 +21,7 @@ from pipeline.recall.tuning import RecallTuning
 
 @dataclass
 class Candidate:
-    """One memory found by either retriever (or lifted by a neighbour), with what each said of it."""
+    """One memory found by either retriever, with what each said of it."""
 
     key: MemoryKey
     dense: float | None = None  # cosine (from the vector search, or re-taken: RecallTuning.dense_rescore)
@@ -29,8 +29,6 @@ class Candidate:
     lexical: float | None = None  # BM25
     lexical_rank: int | None = None
     fused: float = 0.0
-    # Cosine with the turn and its neighbours mixed in (RecallTuning.dense_previous), when measured.
-    dense_context: float | None = None
 
 
 def to_hit(
@@ -38,7 +36,6 @@ def to_hit(
     episodes: dict[int, RecallEpisode],
     memories: dict[int, SemanticRow],
     window: Window | None,
-    fact_turns: set[str],
     tuning: RecallTuning,
     speaker: str | None = None,
     role: str | None = None,
@@ -62,7 +59,6 @@ def to_hit(
             trust=1.0,
             semantic=ranking.SEMANTIC_BOOST,
             window=tuning.window_boost if in_window else 1.0,
-            fact=tuning.fact_boost if fact_turns.intersection(memory.turn_ids) else 1.0,
         )
         explain = _explain(c, factors, window)
         if memory.subject is not None and memory.subject in asked:
@@ -103,7 +99,6 @@ def to_hit(
         weight=ranking.ranked_weight(weight, base, tuning.decay_exponent),
         trust=ranking.SOURCE_TRUST.get(row.source, ranking.UNKNOWN_TRUST),
         window=tuning.window_boost if window is not None and window.contains(row.ts) else 1.0,
-        fact=tuning.fact_boost if fact_turns.intersection(turn_ids) else 1.0,
         superseded=tuning.superseded_factor if row.superseded else 1.0,
         speaker=tuning.speaker_boost
         if (speaker is not None and row.speaker == speaker) or (role is not None and row.role == role)
@@ -149,11 +144,9 @@ def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[st
     return {
         "dense": None if c.dense is None else round(c.dense, 6),
         "dense_rank": c.dense_rank,
-        "dense_in_context": None if c.dense_context is None else round(c.dense_context, 6),
         "lexical": None if c.lexical is None else round(c.lexical, 6),
         "lexical_rank": c.lexical_rank,
         "fused": round(c.fused, 6),
-        "from_neighbour": False,  # set by hybrid._lift_neighbours when a match's share lifted it
         "weight": round(f.weight, 6),
         "trust": f.trust,
         "semantic_boost": f.semantic,
@@ -161,7 +154,6 @@ def _explain(c: Candidate, f: ranking.Factors, window: Window | None) -> dict[st
         "window": None
         if window is None
         else [window.start.isoformat(), window.end.isoformat(), window.phrase],
-        "fact_boost": f.fact,
         "superseded_factor": f.superseded,
         "speaker_boost": f.speaker,
     }
@@ -229,7 +221,6 @@ def cold_hits(
     agent_id: str,
     user_id: str,
     k: int,
-    rrf_k: float | None,
     scale: float = 1.0,
 ) -> list[Hit]:
     """Cold storage is not in the vector index: scan the scope's cold vectors in PostgreSQL (rarely asked)."""
@@ -239,10 +230,9 @@ def cold_hits(
     sims = np.stack([r.vector for r in rows]) @ vector
     best = np.argsort(-sims)[:k]
     hits = []
-    for rank, i in enumerate(best, start=1):
+    for i in best:
         r = rows[int(i)]
-        cosine = max(float(sims[int(i)]), 0.0)
-        relevance = cosine * scale if rrf_k is None else 1.0 / (rrf_k + rank)
+        relevance = max(float(sims[int(i)]), 0.0) * scale
         boost = (
             ranking.SEMANTIC_BOOST
             if r.kind == SEMANTIC

@@ -93,8 +93,6 @@ def recall(
         if use_lexical and lexicon is not None
         else None
     )
-    # The facts the query names depend on the query alone: their round trip overlaps the embedding.
-    facts_future = _POOL.submit(_fact_turns, store, query, agent_id, user_id, as_of, tuning)
     vector = embed_queries(embedder, [query])[0]
     dense_hits = (
         _dense_search(index, vector, agent_id, user_id, tuning.candidates, tuning.passage_discount)
@@ -111,10 +109,9 @@ def recall(
         c = candidates.setdefault(key, Candidate(key))
         c.lexical, c.lexical_rank = s, rank
         lex_list.append((key, s))
-    adjacent = lexicon.adjacent(agent_id, user_id, candidates) if use_lexical and lexicon is not None else {}
-    if tuning.dense and (tuning.dense_rescore or tuning.dense_previous > 0 or tuning.dense_next > 0):
-        dense_list = _dense_in_context(
-            store, lexicon, vector, candidates, adjacent, agent_id, user_id, tuning, passage_best
+    if tuning.dense and tuning.dense_rescore:
+        dense_list = _rescored_dense(
+            store, lexicon, vector, candidates, agent_id, user_id, tuning, passage_best
         )
     lists = {"dense": dense_list, "lexical": lex_list}
     lexical_weight = tuning.lexical_weight * ranking.lexical_confidence(
@@ -124,20 +121,10 @@ def recall(
     if lex_list and not tuning.dense_reads_cjk and mostly_cjk(query):
         dense_weight = 0.0  # the model cannot read the query (RecallTuning.dense_reads_cjk)
     weights = {"dense": dense_weight, "lexical": lexical_weight}
-    if not use_lexical:
-        # Dense alone: the relevance is the cosine itself, as before hybrid recall.
-        fused = dict(dense_list)
-    elif tuning.fusion == "rrf":
-        fused = ranking.rrf(lists, k=tuning.rrf_k, weights=weights)
-    else:
-        fused = ranking.normalised(lists, weights=weights)
+    # Dense alone (no lexicon): the relevance is the cosine itself, as before hybrid recall.
+    fused = ranking.normalised(lists, weights=weights) if use_lexical else dict(dense_list)
     for key, value in fused.items():
         candidates[key].fused = value
-    lifts = (
-        _neighbours_to_lift(candidates, adjacent, tuning)
-        if adjacent and (tuning.after_match > 0 or tuning.before_match > 0)
-        else {}
-    )
     if lexicon is not None and tuning.session_prior > 0:
         _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
 
@@ -151,24 +138,19 @@ def recall(
     episodes = hydrate([ref for kind, ref in candidates if kind == EPISODE])
     episodes |= _successors(candidates, episodes, hydrate, tuning)
     memories = memories_future.result() if memories_future is not None else {}
-    fact_turns = facts_future.result()
     speaker, role = _named_party(query, episodes.values())
     asked = asked_subjects(query) if memories else frozenset()
     hits = [
         hit
         for c in candidates.values()
-        if (hit := to_hit(c, episodes, memories, window, fact_turns, tuning, speaker, role, asked))
-        is not None
+        if (hit := to_hit(c, episodes, memories, window, tuning, speaker, role, asked)) is not None
     ]
-    if lifts:
-        hits = _lift_neighbours(hits, lifts)
     if include_cold:
-        # Cold memories are found by vector alone; in hybrid mode their cosine is put on the fused scale (a
-        # reciprocal rank under RRF; under min-max fusion the cosine spans the fused range, whose top is
-        # the sum of the weights), so that they neither swamp nor vanish under the hot ones.
-        rrf_k = tuning.rrf_k if use_lexical and tuning.fusion == "rrf" else None
-        scale = tuning.dense_weight + tuning.lexical_weight if use_lexical and rrf_k is None else 1.0
-        hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, rrf_k=rrf_k, scale=scale)
+        # Cold memories are found by vector alone; in hybrid mode their cosine is put on the fused scale (the
+        # cosine spans the fused range, whose top is the sum of the weights), so that they neither swamp nor
+        # vanish under the hot ones.
+        scale = tuning.dense_weight + tuning.lexical_weight if use_lexical else 1.0
+        hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, scale=scale)
     hits = history_below_current(hits, tuning.superseded_factor)
     hits = updates_order.order(
         hits,
@@ -309,51 +291,41 @@ def _best_per_memory(hits: list[IndexHit], discount: float) -> list[tuple[Key, I
     return sorted(out.items(), key=lambda kv: kv[1].score, reverse=True)
 
 
-def _dense_in_context(
+def _rescored_dense(
     store: RecallReader,
     lexicon: LexicalSearch | None,
     vector: Vector,
     candidates: dict[Key, Candidate],
-    adjacent: dict[Key, tuple[Key | None, Key | None]],
     agent_id: str,
     user_id: str,
     tuning: RecallTuning,
     passage_best: dict[Key, float] | None = None,
 ) -> list[tuple[Key, float]]:
     """The dense list re-scored: the dense hits and the lexical candidates up to `tuning.dense_lexical`, each
-    episode by the cosine of its vector (with `dense_previous` / `dense_next` of its session neighbours'
-    mixed in), best first (`tuning.dense_keep` of them, 0: all); semantic memories keep the index's cosine.
-    The vectors come from the lexicon when it holds them, else from PostgreSQL. A long episode the vector
-    search found by a passage scores at least that passage's cosine (`passage_best`): its stored vector
-    reads the start of the turn only."""
+    episode by the cosine of its stored vector, best first; semantic memories keep the index's cosine. The
+    vectors come from the lexicon when it holds them, else from PostgreSQL. A long episode the vector search
+    found by a passage scores at least that passage's cosine (`passage_best`): its stored vector reads the
+    start of the turn only."""
     keys = [
         k
         for k, c in candidates.items()
         if c.dense is not None or (c.lexical_rank or 1e9) <= tuning.dense_lexical
     ]
-    wanted = {key for key in keys if key[0] == EPISODE}
-    if tuning.dense_previous > 0 or tuning.dense_next > 0:
-        wanted.update(n for key in keys for n in adjacent.get(key, (None, None)) if n is not None)
-    vectors = _episode_vectors(store, lexicon, wanted, agent_id, user_id)
-    mixing = tuning.dense_previous > 0 or tuning.dense_next > 0
+    vectors = _episode_vectors(store, lexicon, {key for key in keys if key[0] == EPISODE}, agent_id, user_id)
     scored: list[tuple[Key, float]] = []
     episodes: list[Key] = []
     rows: list[Vector] = []
     for key in keys:
         c = candidates[key]
-        if key[0] != EPISODE:
-            if c.dense is not None:
-                scored.append((key, max(c.dense, 0.0)))
-            continue
-        own = vectors.get(key)
+        own = vectors.get(key) if key[0] == EPISODE else None
         if own is None:
-            # The lexicon may not hold it yet (a memory re-heated since the last top-up, or a vector of
-            # another model): the vector search's own cosine stands, if it found it.
+            # A semantic memory, or an episode the lexicon holds no vector of yet (re-heated since the last
+            # top-up): the vector search's own cosine stands, if it found it.
             if c.dense is not None:
                 scored.append((key, max(c.dense, 0.0)))
             continue
         episodes.append(key)
-        rows.append(_mixed(own, adjacent.get(key, (None, None)), vectors, tuning) if mixing else own)
+        rows.append(own)
     if rows:
         # One matrix product for all of them (a Python loop of ~250 norms and dots cost ~2 ms a query).
         matrix = np.stack(rows)
@@ -362,23 +334,11 @@ def _dense_in_context(
         for key, value in zip(episodes, cosines.tolist(), strict=True):
             c = candidates[key]
             value = max(value, (passage_best or {}).get(key, value))
-            if mixing:
-                c.dense_context = value
-            elif c.dense is None:
+            if c.dense is None:
                 c.dense = value  # a lexical candidate's own cosine (no dense_rank: not a vector-search hit)
             scored.append((key, max(value, 0.0)))
     scored.sort(key=lambda kv: kv[1], reverse=True)
-    return scored[: tuning.dense_keep or None]
-
-
-def _mixed(
-    own: Vector, neighbours: tuple[Key | None, Key | None], vectors: dict[Key, Vector], tuning: RecallTuning
-) -> Vector:
-    mixed = own.astype(np.float32, copy=True)
-    for neighbour, share in zip(neighbours, (tuning.dense_previous, tuning.dense_next), strict=True):
-        if neighbour is not None and share > 0 and (v := vectors.get(neighbour)) is not None:
-            mixed += share * v
-    return mixed
+    return scored
 
 
 def _episode_vectors(
@@ -388,42 +348,6 @@ def _episode_vectors(
         return lexicon.vectors(agent_id, user_id, keys)
     stored = store.embeddings(sorted(ref for _, ref in keys), agent_id=agent_id, user_id=user_id)
     return {(EPISODE, ref): v for ref, v in stored.items()}
-
-
-def _neighbours_to_lift(
-    candidates: dict[Key, Candidate],
-    adjacent: dict[Key, tuple[Key | None, Key | None]],
-    tuning: RecallTuning,
-) -> dict[Key, list[tuple[Key, float]]]:
-    """ranking.neighbour_shares of the best `spread_from` candidates; a neighbour that was not a candidate
-    becomes one, so that it is hydrated (hydration drops it if it is not recallable)."""
-    best = sorted((c for c in candidates.values() if c.fused > 0), key=lambda c: c.fused, reverse=True)
-    shares = ranking.neighbour_shares(
-        [c.key for c in best[: tuning.spread_from]],
-        adjacent,
-        after=tuning.after_match,
-        before=tuning.before_match,
-    )
-    for neighbour in shares:
-        candidates.setdefault(neighbour, Candidate(neighbour))
-    return shares
-
-
-def _lift_neighbours(hits: list[Hit], shares: dict[Key, list[tuple[Key, float]]]) -> list[Hit]:
-    """Each hit at least its share of the final score of the match beside it (ranking.lift), never more.
-    Lifting by the share of the match's relevance before the factors, as before, let a neighbour's own
-    factors put it above the match: a peanut-allergy turn (cosine -0.05) ranked above the residence turns
-    it sat next to for "Where does the user live?"."""
-    key_of = {h.id: (kind, int(ref)) for h in hits for kind, _, ref in [h.id.partition(":")]}
-    id_of = {key: hit_id for hit_id, key in key_of.items()}
-    lifted = ranking.lift({key_of[h.id]: h.score for h in hits}, shares)
-    out: list[Hit] = []
-    for h in hits:
-        if (up := lifted.get(key_of[h.id])) is not None:
-            explain = {**(h.explain or {}), "from_neighbour": True, "lifted_from": id_of[up[1]]}
-            h = replace(h, score=up[0], explain=explain)
-        out.append(h)
-    return out
 
 
 def _session_prior(
@@ -481,13 +405,3 @@ def named_role(query: str) -> str | None:
     else None: a query naming both favours neither."""
     named = [role for role, pattern in _ROLES_NAMED.items() if pattern.search(query)]
     return named[0] if len(named) == 1 else None
-
-
-def _fact_turns(
-    store: RecallReader, query: str, agent_id: str, user_id: str, as_of: datetime | None, tuning: RecallTuning
-) -> set[str]:
-    if tuning.fact_boost == 1.0:
-        return set()
-    words = sorted({w.lower() for w in lexical.words(query)})
-    facts = store.facts_named(agent_id, user_id, words, as_of=as_of)
-    return {t for f in facts for t in f.turn_ids}

@@ -1,8 +1,7 @@
 """Fusing ranked lists and weighting candidates: the pure half of recall.
 
-Reciprocal rank fusion (Cormack et al. 2009) needs no calibration between a cosine in [-1, 1] and an
-unbounded BM25 score, which is why it is the default; `normalised` (min-max per list, weighted sum)
-is kept as the measured alternative (`hindsight bench locomo --variant`).
+`normalised` (min-max per list, weighted sum) fuses a cosine in [-1, 1] with an unbounded BM25 score; it
+beat reciprocal rank fusion on LoCoMo, which issue 45 deleted with the other parts that did not pay.
 """
 
 from __future__ import annotations
@@ -20,27 +19,12 @@ __all__ = [
     "UNKNOWN_TRUST",
     "Factors",
     "lexical_confidence",
-    "lift",
-    "neighbour_shares",
     "normalised",
     "order_turns",
     "passage_cosine",
-    "rrf",
 ]
 # A semantic memory stands for several consistent episodes: it outranks any one of them (DESIGN §2).
 SEMANTIC_BOOST = 1.2
-
-
-def rrf(
-    lists: Mapping[str, Sequence[tuple[K, float]]], *, k: float, weights: Mapping[str, float]
-) -> dict[K, float]:
-    """Σ weight / (k + rank) over the lists a key appears in (rank from 1)."""
-    fused: dict[K, float] = {}
-    for name, ranked in lists.items():
-        w = weights.get(name, 1.0)
-        for rank, (key, _) in enumerate(ranked, start=1):
-            fused[key] = fused.get(key, 0.0) + w / (k + rank)
-    return fused
 
 
 def normalised(
@@ -68,20 +52,11 @@ class Factors:
     trust: float
     semantic: float = 1.0  # SEMANTIC_BOOST for semantic memories
     window: float = 1.0  # inside the time window the query names
-    fact: float = 1.0  # states a current fact about an entity/attribute the query names
     superseded: float = 1.0  # history mode: what a newer fact replaced ranks below what replaced it
     speaker: float = 1.0  # spoken by the one person the query names
 
     def product(self) -> float:
-        return (
-            self.weight
-            * self.trust
-            * self.semantic
-            * self.window
-            * self.fact
-            * self.superseded
-            * self.speaker
-        )
+        return self.weight * self.trust * self.semantic * self.window * self.superseded * self.speaker
 
 
 def lexical_confidence(best_share: float, exponent: float) -> float:
@@ -104,45 +79,6 @@ def ranked_weight(weight: float, base_weight: float | None, decay_exponent: floa
     if base_weight is None or base_weight <= 0 or decay_exponent == 1.0:
         return weight
     return base_weight * min(weight / base_weight, 1.0) ** decay_exponent
-
-
-def neighbour_shares(
-    matches: Sequence[K],
-    adjacent: Mapping[K, tuple[K | None, K | None]],
-    *,
-    after: float,
-    before: float,
-) -> dict[K, list[tuple[K, float]]]:
-    """Neighbour -> [(match, share)]: the turn after each match may borrow `after` of its score, the turn
-    before it `before` (`adjacent`: key -> (previous, next)).
-
-    In conversation the words of a question are often in one turn and the answer in the next ("What got
-    you into running?" / "To de-stress"), and a question is often only told by its answer; the reply
-    to a match is likely what was asked about. One step, not a chain."""
-    out: dict[K, list[tuple[K, float]]] = {}
-    for key in matches:
-        previous, following = adjacent.get(key, (None, None))
-        for neighbour, share in ((following, after), (previous, before)):
-            if neighbour is not None and neighbour != key and share > 0:
-                out.setdefault(neighbour, []).append((key, share))
-    return out
-
-
-def lift(
-    scores: Mapping[K, float], shares: Mapping[K, Sequence[tuple[K, float]]]
-) -> dict[K, tuple[float, K]]:
-    """The keys a borrowed share raises: key -> (share x its match's final score, the match), where that is
-    more than the key's own score. With shares below 1 a lifted key stays below the match it borrows from,
-    whatever factors either carries."""
-    out: dict[K, tuple[float, K]] = {}
-    for key, own in scores.items():
-        best: tuple[float, K] | None = None
-        for match, share in shares.get(key, ()):
-            if match in scores and (best is None or share * scores[match] > best[0]):
-                best = (share * scores[match], match)
-        if best is not None and best[0] > own:
-            out[key] = best
-    return out
 
 
 def order_turns(turn_ids: Sequence[str], relevance: Mapping[str, float]) -> tuple[str, ...]:

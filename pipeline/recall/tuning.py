@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,8 +14,10 @@ class RecallTuning:
 
     Ablations at equal weights (R@5 / R@10 change when the rule is removed; LoCoMo, assistant_help,
     friends_chat), which decided the defaults: neighbour spread -0.008 / -0.010, +0.003 / +0.005, +0.007 /
-    -0.001 (helps one set: off); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 / +0.026 (helps
-    one: off); fact boost 0 / 0, 0 / -0.011, 0 / 0 (off); session prior -0.014 / -0.018, +0.018 / -0.003,
+    -0.001 (helps one set), fact boost 0 / 0, 0 / -0.011, 0 / 0, and mixing the session neighbours'
+    vectors into a turn's cosine (below re-scoring's R@10) were off and are deleted (issue 45: a part that
+    does not pay goes, code and setting); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 /
+    +0.026 (helps one: off); session prior -0.014 / -0.018, +0.018 / -0.003,
     -0.016 / -0.028 (on); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
     +0.020 / +0.020, 0 / +0.005): members rank at their whole weight; since issue 40 a coherent memory
     stands in for the members its text states (see `semantic`).
@@ -24,12 +25,8 @@ class RecallTuning:
 
     dense: bool = True
     lexical: bool = True
-    # LoCoMo 1-5 (BENCHMARKS.md): min-max fusion beat RRF by ~0.05 R@5, and MiniLM's cosine is the weaker
-    # signal on conversational turns (dense alone 0.27 R@5 vs BM25 with context 0.63), hence 0.3 : 1 at
-    # first; since every candidate has a cosine (dense_rescore) and with the session prior, 0.4 : 1: R@5 /
-    # R@10 0.723 / 0.804 -> 0.726 / 0.805 (held out 0.706 / 0.788 -> 0.708 / 0.787).
-    fusion: Literal["rrf", "normalised"] = "normalised"
-    rrf_k: float = 60.0
+    # Min-max fusion of the two lists (each list's scores stretched to [0, 1], a weighted sum): on LoCoMo 1-5 it
+    # beat reciprocal rank fusion by ~0.05 R@5 (RRF was kept as a variant until issue 45 deleted it).
     # Equal weights since `hindsight bench quality` measured three shapes of conversation: 0.4 (the LoCoMo
     # 1-5 optimum) against 1.0, R@5 / R@10 on LoCoMo 0.702 / 0.786 vs 0.693 / 0.782, on assistant_help
     # 0.348 / 0.438 vs 0.455 / 0.562, on friends_chat 0.416 / 0.500 vs 0.438 / 0.530. MiniLM is the weaker
@@ -83,7 +80,6 @@ class RecallTuning:
     # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
     # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
-    fact_boost: float = 1.0  # off: see the class note (1.2 before)
     superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
     # Semantic memories among the results (issue 40: on). Review writes a memory only when its members are
     # about one subject (a fact chain, restated requests, a cosine cluster with a term in every member) and
@@ -125,16 +121,6 @@ class RecallTuning:
     # for it (LoCoMo: 2,150 turns sit in memories of more than 12 members).
     member_weight: float = 0.5
     unfold_big: bool = True
-    # A turn ranks at least this share of the relevance of the turn before it in its session (the reply to
-    # a match), and `before_match` of the turn after it (the question a matching answer answered).
-    # LoCoMo 1-5, on the fused relevance before any factor: 0.7 / 0.5 took R@5 / R@10 from 0.692 / 0.780 to
-    # 0.722 / 0.795 (0.5 / 0.5: 0.707 / 0.795; 0.6 / 0.4: 0.712 / 0.797; 0.8 / 0.6: 0.723 / 0.794). The
-    # previous/next-turn context of the BM25 documents stays: without it this measured 0.03 lower.
-    after_match: float = 0.0  # off: see the class note (0.7 / 0.5 before)
-    before_match: float = 0.0
-    # Only the best candidates spread: their neighbours must be hydrated too (LoCoMo 1-5: the same recall
-    # from the best 10 as from all, at 47 instead of 76 ms a question).
-    spread_from: int = 10
     # A candidate gains this share of the best relevance among the other candidates of its session (the
     # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
     # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore, at
@@ -151,23 +137,14 @@ class RecallTuning:
     # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
     # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
     # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense
-    # side, however close it was. Fusion then min-max-normalises the dense list over all of them
-    # (`dense_keep` 0). LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
+    # side, however close it was. Fusion then min-max-normalises the dense list over all of them.
+    # LoCoMo 1-5: R@5 / R@10 0.723 / 0.796 -> 0.727 / 0.799, held out 0.699 / 0.776 ->
     # 0.698 / 0.778 (at dense_weight 0.3, before the session prior; 0.5: 0.729 / 0.799 but held-out R@5
     # 0.690; 0.2: 0.720 / 0.797).
     # With the final defaults (`--variant no-rescore`): 0.726 / 0.798 without it, 0.726 / 0.805 with it
     # (held out 0.698 / 0.785 -> 0.708 / 0.787).
     dense_rescore: bool = False  # off: see the class note
     dense_lexical: int = 200
-    dense_keep: int = 0  # the re-scored dense list keeps this many, best first (0: all)
-    # Off by default: a turn's dense relevance as the cosine of the query with its vector plus these shares
-    # of the vectors of the turns before and after it in its session (normalised): a reply alone ("Yes,
-    # twice!") says little to MiniLM. LoCoMo 1-5 with 1.0 / 0.5 over the dense hits and the best 50 lexical
-    # candidates: R@5 / R@10 0.723 / 0.796 -> 0.725 / 0.797 (held out 0.699 / 0.776 -> 0.711 / 0.780);
-    # over all candidates: 0.729 / 0.797 (held out 0.699 / 0.780): below dense_rescore's R@10 alone.
-    # (When the vectors were read with a SELECT it also took `bench recall`'s p95 ratio to ~1.7.)
-    dense_previous: float = 0.0
-    dense_next: float = 0.0
     # A query naming exactly one of the people who spoke in its candidates favours what that person said
     # over what others said to or about them (LoCoMo: 83% of the evidence of such questions). LoCoMo 1-5,
     # with the spread above: R@5 / R@10 0.715 / 0.791 -> 0.722 / 0.795 (1.1: 0.722 / 0.794; 1.3: 0.725 /

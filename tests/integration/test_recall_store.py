@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from sqlalchemy import insert, text
-from sqlalchemy.engine import Connection
 
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres import recall_sql
@@ -185,72 +184,3 @@ def test_an_episode_is_superseded_when_every_fact_it_stated_is_closed_or_retract
     # Without history, the superseded ones are left out.
     left = store.episodes(ids, agent_id="agent-s", user_id="user-s", as_of=None, history=False)
     assert sorted(left) == sorted([b, e, f])
-
-
-def _named_fact(
-    conn: Connection,
-    entity: str,
-    attribute: str,
-    value: str,
-    *,
-    user: str = "user-s",
-    start: datetime = T0,
-    end: datetime | None = None,
-    retracted: bool = False,
-) -> None:
-    conn.execute(
-        insert(facts),
-        {
-            "agent_id": "agent-s",
-            "user_id": user,
-            "entity": entity,
-            "attribute": attribute,
-            "value": value,
-            "valid_from": start,
-            "valid_to": end,
-            "retracted_at": T0 + timedelta(days=3) if retracted else None,
-            "source": "user",
-            "turn_ids": [f"{entity}-{attribute}-{value}"],
-        },
-    )
-
-
-def test_facts_named_match_entity_or_attribute_in_any_case_within_the_scope_valid_at_as_of(
-    repo: Repository, clean: None
-) -> None:
-    moved = T0 + timedelta(days=10)
-    with repo.engine.begin() as conn:
-        _named_fact(conn, "Melanie", "city", "Paris", end=moved)
-        _named_fact(conn, "Melanie", "city", "Lyon", start=moved)
-        _named_fact(conn, "Caroline", "Hobby", "painting")
-        _named_fact(conn, "Caroline", "pet", "a cat", retracted=True)
-        _named_fact(conn, "Melanie", "job", "nurse", user="someone-else")
-        # A scope with many other facts, so the planner has a reason to use the name indexes.
-        for i in range(2000):
-            _named_fact(conn, f"Person{i}", f"attr{i % 50}", "v")
-        conn.execute(text("ANALYZE facts"))
-    store = RecallStore(repo.engine)
-
-    def named(words: list[str], as_of: datetime | None = None) -> set[tuple[str, str, str]]:
-        return {
-            (f.entity, f.attribute, f.value)
-            for f in store.facts_named("agent-s", "user-s", words, as_of=as_of)
-        }
-
-    assert named(["melanie"]) == {("Melanie", "city", "Lyon")}
-    assert named(["melanie"], as_of=moved - timedelta(days=1)) == {("Melanie", "city", "Paris")}
-    assert named(["hobby", "nobody"]) == {
-        ("Caroline", "Hobby", "painting")
-    }  # by attribute; retracted pet out
-    assert named(["caroline"]) == {("Caroline", "Hobby", "painting")}
-    assert named([]) == set()
-    with repo.engine.connect() as conn:
-        plan = "\n".join(
-            r[0]
-            for r in conn.execute(
-                text("EXPLAIN " + recall_sql._FACTS),
-                {"a": "agent-s", "u": "user-s", "words": ["melanie", "hobby"], "as_of": None},
-            )
-        )
-    assert "ix_facts_scope_entity_lower" in plan, plan
-    assert "ix_facts_scope_attribute_lower" in plan, plan

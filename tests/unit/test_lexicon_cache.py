@@ -178,19 +178,6 @@ def test_a_participant_named_in_someone_elses_turn_is_an_address_not_the_topic()
     assert 2 in counted  # the knob restores the plain count
 
 
-def test_adjacent_links_the_recallable_turns_of_a_session_in_order() -> None:
-    store = Store()
-    store.add(1, "What got you into running?", speaker="Melanie")
-    store.add(2, "Hmm", speaker="Caroline", kept=False)  # cold: skipped, not a neighbour
-    store.add(3, "To de-stress after work", speaker="Caroline")
-    store.add(4, "A different session", session="s2")
-    store.add(5, "And the end of the first", speaker="Melanie")
-    lex = _lexicon(store)
-    e = "episode"
-    got = lex.adjacent("a", "u", [(e, 1), (e, 3), (e, 4), (e, 5), (e, 99)])
-    assert got == {(e, 1): (None, (e, 3)), (e, 3): ((e, 1), (e, 5)), (e, 5): ((e, 3), None)}
-
-
 def test_held_vectors_are_the_recallable_turns_embeddings_and_their_sessions_are_known() -> None:
     store = Store()
     store.add(1, "What got you into running?", vector=[1.0, 0.0])
@@ -222,9 +209,8 @@ def test_a_memory_back_from_cold_storage_is_indexed_again_by_the_next_top_up() -
     while 1 not in {i for _, i, _ in lex.search("a", "u", "miso", 5)} and time.monotonic() < deadline:
         time.sleep(0.05)
     assert lex.search("a", "u", "miso", 5)[0][1] == 1
-    # Its own vector is held, and the turns linked while it was cold stay linked as they were.
+    # Its own vector is held.
     assert set(lex.vectors("a", "u", [("episode", 1)])) == {("episode", 1)}
-    assert lex.adjacent("a", "u", [("episode", 2)]) == {}
 
 
 def _scoped_store(scopes: int, turns: int) -> Store:

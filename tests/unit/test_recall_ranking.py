@@ -12,19 +12,6 @@ from pipeline.recall import hybrid as recall
 from pipeline.recall import lexical, ranking
 
 
-def test_rrf_sums_reciprocal_ranks_over_lists() -> None:
-    fused = ranking.rrf(
-        {"dense": [("a", 0.9), ("b", 0.8)], "lexical": [("b", 12.0), ("c", 3.0)]},
-        k=60.0,
-        weights={"dense": 1.0, "lexical": 2.0},
-    )
-    assert fused["a"] == pytest.approx(1 / 61)
-    assert fused["b"] == pytest.approx(1 / 62 + 2 / 61)
-    assert fused["c"] == pytest.approx(2 / 62)
-    # In both lists beats first in one.
-    assert max(fused, key=fused.__getitem__) == "b"
-
-
 def test_normalised_fusion_is_min_max_per_list() -> None:
     fused = ranking.normalised(
         {"dense": [("a", 0.9), ("b", 0.5), ("c", 0.1)], "lexical": [("c", 10.0), ("a", 5.0)]},
@@ -38,8 +25,8 @@ def test_normalised_fusion_is_min_max_per_list() -> None:
 
 
 def test_factors_multiply_and_semantic_memories_are_boosted() -> None:
-    f = ranking.Factors(weight=0.5, trust=0.7, semantic=ranking.SEMANTIC_BOOST, window=1.5, fact=1.2)
-    assert f.product() == pytest.approx(0.5 * 0.7 * 1.2 * 1.5 * 1.2)
+    f = ranking.Factors(weight=0.5, trust=0.7, semantic=ranking.SEMANTIC_BOOST, window=1.5, speaker=1.3)
+    assert f.product() == pytest.approx(0.5 * 0.7 * 1.2 * 1.5 * 1.3)
     assert ranking.Factors(weight=1.0, trust=1.0, superseded=0.5).product() == 0.5
 
 
@@ -179,7 +166,7 @@ def test_members_of_memories_too_big_to_stand_in_get_their_weight_back(
     weight = 1.0 if folded_into == 0 else 0.5  # what review left members at before member_weight 1.0
     tuning = recall.RecallTuning(semantic=True, stand_in_max=12, member_weight=0.5)
     candidate = recall_hits.Candidate(("episode", 7), fused=0.8)
-    hit = recall_hits.to_hit(candidate, {7: _episode(weight, folded_into)}, {}, None, set(), tuning)
+    hit = recall_hits.to_hit(candidate, {7: _episode(weight, folded_into)}, {}, None, tuning)
     assert hit is not None
     assert hit.explain is not None
     assert hit.explain["weight"] == expected_weight
@@ -214,7 +201,7 @@ def test_an_unfolded_member_gets_its_base_back_but_keeps_its_decay() -> None:
     candidate = recall_hits.Candidate(("episode", 7), fused=1.0)
     for exponent, expected in ((1.0, 0.25), (0.5, 0.5), (0.0, 1.0)):
         tuning = recall.RecallTuning(stand_in_max=12, member_weight=0.5, decay_exponent=exponent)
-        hit = recall_hits.to_hit(candidate, {7: row}, {}, None, set(), tuning)
+        hit = recall_hits.to_hit(candidate, {7: row}, {}, None, tuning)
         assert hit is not None
         assert hit.explain is not None
         assert hit.explain["weight"] == pytest.approx(expected)
@@ -235,39 +222,6 @@ def test_bm25_extend_scores_as_if_the_terms_had_been_added_at_once() -> None:
         got, want = extended.search(query, 5), whole.search(query, 5)
         assert [d for d, _ in got] == [d for d, _ in want]
         assert [s for _, s in got] == pytest.approx([s for _, s in want])
-
-
-def test_the_reply_and_the_question_of_a_match_borrow_its_score_one_step_only() -> None:
-    # q -> a -> b -> c in one session; only "a" matched.
-    adjacent = {"q": (None, "a"), "a": ("q", "b"), "b": ("a", "c"), "c": ("b", None)}
-    shares = ranking.neighbour_shares(["a"], adjacent, after=0.7, before=0.5)
-    assert shares == {"b": [("a", 0.7)], "q": [("a", 0.5)]}  # not "c": one step
-    out = ranking.lift({"a": 1.0, "b": 0.1, "q": 0.0, "c": 0.0}, shares)
-    assert out == {"b": (pytest.approx(0.7), "a"), "q": (pytest.approx(0.5), "a")}
-    # The larger of a turn's own score and its share of a neighbour's, not their sum.
-    assert "b" not in ranking.lift({"a": 1.0, "b": 0.9}, shares)
-    assert ranking.neighbour_shares(["a"], adjacent, after=0.0, before=0.0) == {}
-
-
-@pytest.mark.parametrize("source_score", [0.05, 0.5, 3.0])
-def test_a_lift_never_puts_a_turn_above_the_turn_it_borrowed_from(source_score: float) -> None:
-    # Whatever the factors made of either score, the borrower stays below its match.
-    adjacent = {"m": (None, "n"), "n": ("m", None)}
-    shares = ranking.neighbour_shares(["m", "n"], adjacent, after=0.7, before=0.5)
-    scores = {"m": source_score, "n": source_score * 0.01}
-    lifted = ranking.lift(scores, shares)
-    assert lifted["n"][0] < scores["m"]
-    assert "m" not in lifted  # n's own score is too small to lift m
-
-
-def test_recall_lifts_a_neighbour_by_the_final_score_of_its_match() -> None:
-    def hit(ref: int, score: float) -> Hit:
-        return Hit(f"episode:{ref}", "episode", "t", score, 1.0, None, None, (f"t{ref}",), "s", explain={})
-
-    shares = {("episode", 2): [(("episode", 1), 0.7)], ("episode", 3): [(("episode", 9), 0.7)]}
-    out = recall._lift_neighbours([hit(1, 0.4), hit(2, 0.1), hit(3, 0.05)], shares)
-    assert [h.score for h in out] == pytest.approx([0.4, 0.28, 0.05])  # 9 is not among the hits
-    assert out[1].explain == {"from_neighbour": True, "lifted_from": "episode:1"}
 
 
 def test_named_speaker_is_the_one_person_the_query_names() -> None:
@@ -301,7 +255,7 @@ def test_the_named_role_s_own_turns_get_the_speaker_boost() -> None:
 
     def score(ref: int, role: str | None) -> float:
         hit = recall_hits.to_hit(
-            recall_hits.Candidate(("episode", ref), fused=0.6), rows, {}, None, set(), tuning, None, role
+            recall_hits.Candidate(("episode", ref), fused=0.6), rows, {}, None, tuning, None, role
         )
         assert hit is not None
         return hit.score
@@ -322,10 +276,10 @@ def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     tuning = recall.RecallTuning(speaker_boost=1.5)
     rows = {1: row(1, "Caroline"), 2: row(2, "Melanie")}
     own = recall_hits.to_hit(
-        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, "Caroline"
+        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, tuning, "Caroline"
     )
     other = recall_hits.to_hit(
-        recall_hits.Candidate(("episode", 2), fused=0.8), rows, {}, None, set(), tuning, "Caroline"
+        recall_hits.Candidate(("episode", 2), fused=0.8), rows, {}, None, tuning, "Caroline"
     )
     assert own is not None
     assert other is not None
@@ -334,54 +288,10 @@ def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     assert own.explain is not None
     assert own.explain["speaker_boost"] == 1.5
     unnamed = recall_hits.to_hit(
-        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, set(), tuning, None
+        recall_hits.Candidate(("episode", 1), fused=0.6), rows, {}, None, tuning, None
     )
     assert unnamed is not None
     assert unnamed.score == pytest.approx(0.6)
-
-
-def test_dense_relevance_in_context_mixes_the_session_neighbours_vectors() -> None:
-    import numpy as np
-
-    e = "episode"
-    vectors = {
-        1: np.array([1.0, 0.0, 0.0], dtype=np.float32),  # the question, about what the query asks
-        2: np.array([0.0, 1.0, 0.0], dtype=np.float32),  # the reply: nothing alike on its own
-        3: np.array([0.0, 0.0, 1.0], dtype=np.float32),  # a turn of another session
-        4: np.array([1.0, 0.0, 0.0], dtype=np.float32),
-    }
-
-    class Store:
-        def __init__(self) -> None:
-            self.asked: list[int] = []
-
-        def embeddings(self, ids: list[int], *, agent_id: str, user_id: str) -> dict[int, np.ndarray]:
-            self.asked = list(ids)
-            return {i: vectors[i] for i in ids if i in vectors}
-
-    store = Store()
-    candidates = {
-        (e, 2): recall_hits.Candidate((e, 2), lexical=3.0, lexical_rank=1),
-        (e, 4): recall_hits.Candidate(
-            (e, 4), lexical=0.1, lexical_rank=60
-        ),  # beyond dense_lexical: no cosine
-        (e, 3): recall_hits.Candidate((e, 3), dense=0.1),
-        ("semantic", 9): recall_hits.Candidate(("semantic", 9), dense=0.4),
-    }
-    adjacent = {(e, 2): ((e, 1), None), (e, 1): (None, (e, 2))}
-    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-    tuning = recall.RecallTuning(dense_previous=1.0, dense_next=0.5, dense_lexical=50, dense_keep=50)
-    out = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", tuning))  # type: ignore[arg-type]
-    assert store.asked == [1, 2, 3]  # the neighbour's vector is read, not only the candidates'
-    assert out[(e, 2)] == pytest.approx(1 / np.sqrt(2))  # (question + reply) / |.| against the query
-    assert candidates[(e, 2)].dense_context == pytest.approx(1 / np.sqrt(2))
-    assert out[(e, 3)] == 0.0  # alone in its session: its own cosine
-    assert out[("semantic", 9)] == pytest.approx(0.4)  # semantic memories keep the index's cosine
-    assert next(iter(out)) == (e, 2)  # best first
-    assert (e, 4) not in out
-    no_context = recall.RecallTuning(dense_previous=0.0, dense_next=0.0, dense_lexical=50)
-    plain = dict(recall._dense_in_context(store, None, query, candidates, adjacent, "a", "u", no_context))  # type: ignore[arg-type]
-    assert plain[(e, 2)] == pytest.approx(0.0)
 
 
 def test_session_prior_lifts_candidates_by_the_best_other_match_of_their_session() -> None:
@@ -432,7 +342,7 @@ def test_dense_rescore_takes_cosines_from_the_lexicon_s_vectors_without_reading_
     }
     query = np.array([1.0, 0.0], dtype=np.float32)
     tuning = recall.RecallTuning()  # the defaults re-score every candidate
-    out = recall._dense_in_context(Store(), Lexicon(), query, candidates, {}, "a", "u", tuning)  # type: ignore[arg-type]
+    out = recall._rescored_dense(Store(), Lexicon(), query, candidates, "a", "u", tuning)  # type: ignore[arg-type]
     assert [k for k, _ in out] == [(e, 2), (e, 1), (e, 3)]
     assert dict(out)[(e, 2)] == pytest.approx(1.0)  # the lexical candidate's own cosine, not 0
     assert dict(out)[(e, 1)] == pytest.approx(0.6)
@@ -455,7 +365,7 @@ def test_dense_rescore_keeps_the_index_cosine_of_a_turn_the_lexicon_holds_no_vec
         (e, 2): recall_hits.Candidate((e, 2), dense=0.05, dense_rank=2),
     }
     query = np.array([1.0, 0.0], dtype=np.float32)
-    out = recall._dense_in_context(None, Lexicon(), query, candidates, {}, "a", "u", recall.RecallTuning())  # type: ignore[arg-type]
+    out = recall._rescored_dense(None, Lexicon(), query, candidates, "a", "u", recall.RecallTuning())  # type: ignore[arg-type]
     assert out == [((e, 1), pytest.approx(0.56)), ((e, 2), pytest.approx(0.0))]
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, text
 
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.core.ports import Vector
-from pipeline.core.recall_rows import FactHit, RecallEpisode, SemanticRow
+from pipeline.core.recall_rows import RecallEpisode, SemanticRow
 from pipeline.core.vectors import from_blob
 
 
@@ -143,16 +143,6 @@ _EMBEDDINGS = """
     WHERE id = ANY(:ids) AND agent_id = :a AND user_id = :u AND embedding IS NOT NULL
 """
 
-_FACTS = """
-    SELECT entity, attribute, value, turn_ids FROM facts
-    WHERE agent_id = :a AND user_id = :u AND retracted_at IS NULL
-      AND (lower(entity) = ANY(:words) OR lower(attribute) = ANY(:words))
-      AND valid_from <= coalesce(:as_of, 'infinity'::timestamptz)
-      AND (valid_to IS NULL OR valid_to > coalesce(:as_of, now()))
-    LIMIT 50
-"""
-
-
 # Rows of a lexicon read fetched at a time (a first build reads the whole scope).
 LEXICAL_CHUNK = 2000
 
@@ -278,19 +268,6 @@ class RecallStore:
                     bool(r.restored),
                     bool(r.arrived),
                 )
-
-    def facts_named(
-        self, agent_id: str, user_id: str, words: Sequence[str], *, as_of: datetime | None
-    ) -> list[FactHit]:
-        """Facts valid at `as_of` whose entity or attribute is one of `words` (lower case)."""
-        if not words:
-            return []
-        params = {"a": agent_id, "u": user_id, "words": list(words), "as_of": as_of}
-        with translate_errors(), self.engine.connect() as conn:
-            return [
-                FactHit(r.entity, r.attribute, r.value, tuple(r.turn_ids or ()))
-                for r in conn.execute(text(_FACTS), params)
-            ]
 
     def semantic_by_id(
         self, ids: Sequence[int], *, agent_id: str, user_id: str, as_of: datetime | None = None
