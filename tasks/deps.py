@@ -8,13 +8,17 @@ from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.llm_breaker import BreakerCompleter
 from pipeline.adapters.llm_review import ClientReviewLLM
+from pipeline.adapters.model_identity import ModelIdentity, identity_of
 from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
+from pipeline.adapters.postgres.model_sql import ModelStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import connect
 from pipeline.core.config import Settings, get_settings
+from pipeline.core.errors import ConfigError
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import clustering, injection, quality, updates
 from pipeline.review.review_batch import ReviewConfig
+from pipeline.runtime.model_check import mismatch_message
 
 
 @lru_cache(maxsize=1)
@@ -31,6 +35,20 @@ def lease_dsn() -> str:
 @lru_cache(maxsize=1)
 def embedder() -> WarmEmbedder:
     return make_embedder(get_settings())
+
+
+@lru_cache(maxsize=1)
+def model_identity() -> ModelIdentity:
+    return identity_of(get_settings())
+
+
+def check_model() -> None:
+    """Refuse to review with a model that is no longer the store's (a model change switched it after this
+    worker started): its vectors would mix with the new model's. The batch fails with this reason and is
+    retried, by a worker restarted with the new model."""
+    recorded = ModelStore(repository().engine).recorded()
+    if recorded is not None and not recorded.identity.same_vectors(model_identity()):
+        raise ConfigError(mismatch_message(recorded.identity, model_identity()))
 
 
 @lru_cache(maxsize=1)

@@ -52,6 +52,7 @@ def review_batch(self: Task, batch_id: int) -> None:
             if deps.repository().given_up(int(batch_id)):
                 log.info("review.skipped", batch_id=batch_id, reason="given up after its attempts")
                 return
+            deps.check_model()
             report = review_use_case(
                 int(batch_id),
                 repo=deps.repository(),

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.api.auth import Caller, guard
 from pipeline.api.deps import Deps
+from pipeline.api.model_change import ModelChange
 from pipeline.core.authz import SHARED, SYSTEM
-from pipeline.core.errors import InvalidTurn
+from pipeline.core.errors import InvalidTurn, InvalidValue
 from pipeline.core.models import MAX_ID_CHARS, Scope
 from pipeline.ingest.validation import utcnow
 from scheduler.policy import on_demand
@@ -92,10 +93,33 @@ def progress(deps: Deps, caller: Caller, body: ProgressRequest) -> dict[str, Any
     return out
 
 
+class ReindexRequest(BaseModel):
+    # Another embedding model than the store's: re-embed every memory with it (pipeline/api/model_change.py).
+    model: str | None = Field(None, min_length=1, max_length=500)
+    # With `model`: embed at most this many memories now, then stop (asking again continues).
+    max_items: int | None = Field(None, ge=1)
+
+
+def _model_change(deps: Deps) -> ModelChange:
+    if deps.model_change is None:
+        deps.model_change = ModelChange(deps)
+    return deps.model_change
+
+
 @router.post("/v1/reindex", status_code=202)
-def reindex(deps: Deps, caller: Caller) -> dict[str, Any]:
-    """Rebuild the vector index from PostgreSQL: drop points the store does not know, re-queue the rest."""
+def reindex(deps: Deps, caller: Caller, body: ReindexRequest | None = None) -> dict[str, Any]:
+    """Rebuild the vector index from PostgreSQL: drop points the store does not know, re-queue the rest.
+
+    With a `model` other than the store's: change the embedding model (re-embed into a new collection while
+    recall serves the old one, then switch); poll GET /v1/reindex for its progress."""
     guard(caller, None, None, "admin")
+    if body is not None and body.model is not None:
+        change = _model_change(deps)
+        status = change.request(body.model, body.max_items)
+        if status["state"] != "current":
+            return status
+    if deps.model_change is not None and deps.model_change.running:
+        raise InvalidValue("an embedding model change is running: GET /v1/reindex shows its progress")
     orphans = sorted(deps.index.ids() - deps.repo.indexable_point_ids())
     if orphans:
         deps.index.delete(orphans)
@@ -105,6 +129,13 @@ def reindex(deps: Deps, caller: Caller) -> dict[str, Any]:
         "orphans_deleted": len(orphans),
         "outbox_through": deps.repo.outbox_position()["head"],
     }
+
+
+@router.get("/v1/reindex")
+def reindex_status(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """The store's embedding model and collection, and the progress of a model change."""
+    guard(caller, None, None, "admin")
+    return _model_change(deps).status()
 
 
 @router.get("/v1/stats")

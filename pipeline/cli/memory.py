@@ -337,12 +337,30 @@ def update_cmd(
 def reindex(
     wait: Annotated[bool, typer.Option(help="return once the indexer has written every point")] = False,
     timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 3600.0,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="the embedding model the store should use (default: HINDSIGHT_EMBEDDING__MODEL here); "
+            "another than the store's re-embeds every memory, then switches"
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing)."""
+    """Rebuild the vector index from PostgreSQL (the running API's indexer does the writing). With another
+    embedding model than the store's, re-embed every memory into a new collection while recall keeps serving
+    the old one, then switch; a stopped run continues where it left off when asked again."""
     settings = load_settings()
+    target = model or settings.embedding.model
     with http_client(settings) as client:
-        body = call(client, "POST", "/v1/reindex")
+        body = call(client, "POST", "/v1/reindex", json={"model": target})
+        if "queued" not in body:  # a model change
+            if wait:
+                body = _wait_model_change(client, timeout, quiet=as_json)
+            if as_json:
+                emit_json(body)
+                return
+            _print_model_change(body)
+            return
         if wait and body["queued"]:
             deadline = time.monotonic() + timeout
             with _progress() as bar:
@@ -359,6 +377,45 @@ def reindex(
         emit_json(body)
         return
     out.print(f"queued {body['queued']} points; removed {body['orphans_deleted']} orphan points")
+
+
+def _wait_model_change(client: httpx.Client, timeout: float, *, quiet: bool) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    with _progress() as bar:
+        task = bar.add_task("memories re-embedded", total=None)
+        while True:
+            status = call(client, "GET", "/v1/reindex")
+            change = status.get("change")
+            if change is not None:
+                phase = change["phase"]
+                label = "memories re-embedded" if phase.startswith("embed") else "new index built"
+                bar.update(task, description=label, completed=change["done"], total=change["total"])
+            if status["error"]:
+                fail(
+                    f"the model change stopped: {status['error']} (run `hindsight reindex` again to continue)"
+                )
+            if status["state"] != "running":
+                return status
+            if time.monotonic() > deadline:
+                fail(
+                    f"timed out after {timeout:.0f}s; the change goes on (`hindsight reindex --wait` follows it)"
+                )
+            time.sleep(0.5)
+
+
+def _print_model_change(status: dict[str, Any]) -> None:
+    change = status.get("change")
+    if change is None:
+        out.print(
+            f"the store uses {safe(status['model'])} (collection {safe(status['collection'])}); "
+            "restart every role with this model configured"
+        )
+        return
+    state = "re-embedding" if status["state"] == "running" else "stopped after"
+    out.print(
+        f"{state} {change['done']} of {change['total']} memories with {safe(change['model'])} "
+        f"(recall serves {safe(status['model'])} until the switch); `hindsight reindex --wait` follows it"
+    )
 
 
 def register(app: typer.Typer) -> None:

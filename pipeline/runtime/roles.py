@@ -59,6 +59,7 @@ def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
     # Without it a worker's memory climbs with every batch (glibc heap fragmentation; see pipeline/runtime/heap.py);
     # it trims only once memory has grown, since trimming after every batch slowed the next embedding.
     trim_between_tasks()
+    check_model_at_start(settings)
     # Load the model before taking tasks (on a machine's first start, export it to ONNX: ~10 s), so the
     # first review is not slower than the rest and a broken model install fails the worker at start.
     deps.embedder().warm_up()
@@ -67,6 +68,18 @@ def run_worker(settings: Settings, *, queues: str, loglevel: str) -> None:
     app.worker_main(
         ["worker", "--pool=solo", f"--queues={queues}", f"--loglevel={loglevel}", f"--hostname={name}"]
     )
+
+
+def check_model_at_start(settings: Settings) -> None:
+    """The configured embedding model is the store's (ConfigError otherwise: model_check says why)."""
+    from pipeline.adapters.postgres.engine import make_engine
+    from pipeline.runtime.model_check import checked_model
+
+    engine = make_engine(settings.db_url, pool_size=1)
+    try:
+        checked_model(settings, engine)
+    finally:
+        engine.dispose()
 
 
 def run_beat(settings: Settings, *, loglevel: str) -> None:
@@ -114,18 +127,22 @@ def build_api_deps(settings: Settings, *, run_indexer: bool) -> Any:
     from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.redis_stream import TurnStream, connect
+    from pipeline.adapters.switchable import SwitchableEmbedder, SwitchableIndex
     from pipeline.api.app import ApiDeps
+    from pipeline.runtime.model_check import checked_model
     from tasks.app import REVIEW_TASK, create_app
 
     celery_app = create_app(settings)
     engine = make_engine(settings.db_url)
+    recorded = checked_model(settings, engine)
     return ApiDeps(
         settings=settings,
         repo=Repository(engine),
         forgetting=ForgettingStore(engine),
         stream=TurnStream(connect(settings.broker_url), settings.stream_turns, settings.stream_dead),
-        index=open_index(settings),
-        embedder=make_embedder(settings),
+        # Swappable, so that a model change (POST /v1/reindex with a model) switches them in place.
+        index=SwitchableIndex(open_index(settings, recorded.collection), recorded.collection),
+        embedder=SwitchableEmbedder(make_embedder(settings)),
         dispatch=lambda batch_id: celery_app.send_task(REVIEW_TASK, args=[batch_id]),
         run_indexer=run_indexer,
         claim_limit=settings.policy.max_batch,
@@ -149,15 +166,18 @@ def run_indexer(settings: Settings) -> None:
     from pipeline.adapters.indexer import Indexer
     from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
     from pipeline.adapters.postgres.repository import Repository
+    from pipeline.runtime.model_check import checked_model
 
     dsn = libpq_dsn(settings.db_url)
-    index = open_index(settings)
+    engine = make_engine(settings.db_url, pool_size=2)
+    # A model change switches collections inside the API process; a separate indexer is restarted after it.
+    index = open_index(settings, checked_model(settings, engine).collection)
     embedder = None
     if settings.recall.unreviewed:  # it embeds the turns recallable before their review
         embedder = make_embedder(settings)
         embedder.warm_up()
     indexer = Indexer(
-        Repository(make_engine(settings.db_url, pool_size=2)),
+        Repository(engine),
         index,
         dsn=dsn,
         poll_s=settings.indexer_poll_s,

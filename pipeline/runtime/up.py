@@ -51,7 +51,7 @@ def start_embedded(
 
 def run_up(settings: Settings, console: Console) -> None:
     from pipeline.adapters.postgres.migrate import upgrade
-    from pipeline.runtime.roles import flower_password
+    from pipeline.runtime.roles import check_model_at_start, flower_password
 
     data_dir = settings.data_dir.resolve()
     logs = data_dir / "logs"
@@ -64,6 +64,8 @@ def run_up(settings: Settings, console: Console) -> None:
         db_url = urls.get("HINDSIGHT_DATABASE_URL", settings.db_url)
         console.print("migrating the schema ...")
         upgrade(db_url)
+        # Before any role starts: a model other than the store's is one error here, not one per role log.
+        check_model_at_start(settings.model_copy(update={"database_url": db_url}))
 
         env = child_env(settings, urls)
         embedded_index = settings.qdrant_url is None

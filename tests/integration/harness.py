@@ -50,7 +50,7 @@ WORKER_ENV = {
     "HINDSIGHT_LOG_JSON": "true",
 }
 
-TABLES = "api_keys, memory_audit, supersessions, reviews, agent_insight_members, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
+TABLES = "embedding_model, reindex_job, reindex_vectors, api_keys, memory_audit, supersessions, reviews, agent_insight_members, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
 
 
 def make_settings(tmp: Path, **overrides: object) -> Settings:
