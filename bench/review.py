@@ -58,7 +58,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = REPO_ROOT / ".hindsight" / "bench-cache"
 BENCH_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench"
 BENCH_REDIS_URL = "redis://127.0.0.1:6379/12"
-TABLES = "reviews, agent_insight_members, semantic_members, semantic_memories, facts, index_outbox, memory_audit, episodes, batches, sessions"
+TABLES = "embedding_model, reindex_job, reindex_vectors, supersessions, reviews, agent_insight_members, semantic_members, semantic_memories, facts, index_outbox, memory_audit, episodes, batches, sessions"
 
 AGENT = "bench-agent"
 TAIL = 30  # the policy's batch trigger: a full review comes with 30 new turns
