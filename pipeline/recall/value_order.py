@@ -1,0 +1,272 @@
+"""Recall ordered by what the question asks of a value that changed (issue 46). Pure: question and hits in.
+
+People state a value in passing ("…by the way, I'm now at 600 followers…", "…现在一共养了14盆…") and ask
+for it in the plain present tense ("How many followers do I have?"), often in the words of the first
+mention, so relevance alone prefers the stale statement. Review's links (issue 39) cover the pairs review
+has seen and can read; this reads the question and the first hits themselves, so it needs no link and no
+review:
+
+1. What the question asks (`asks`): the value as it is now (the default for a question that asks a value:
+   "how many / much / long / often", "what is", "where", "when", "which", "who", a yes/no question about
+   someone; 多少, 几, 什么, 哪, 谁), the previous or first one ("previous", "before", "used to",
+   "originally", "initially", "at first", 以前, 之前, 原来, 最初, 一开始), or how it changed ("how has … changed",
+   变化: time order). A question that asks no value (why, how to, a past event told with "did") is left alone,
+   and an explicit "now", "currently", 现在 or 目前 always asks the present.
+2. Which of the first hits state a value for the question's subject (`states`): a sentence of the hit that
+   shares the question's subject words, carries a value of the kind asked (a number for "how many", a date or
+   time for "when"; any for the others), asserts it (not a question, a plan, a wish, a suggestion) and is the
+   same holder's (the speaker's own for "my …"; the person named for "… Rachel …"). Another holder's count, a
+   plan, a hypothetical, a question, or another named thing ("the Borealis budget" beside "the Atlas budget")
+   is not a statement of this value.
+3. When two or more of them were said at different times, they are reordered among the slots they hold: the
+   newest first for the present (the older ones follow it, flagged as earlier values, never dropped), the
+   oldest first for a previous value, time order for a change. The other hits keep their places, so the
+   hits returned never change, only their order: R@k is untouched for the window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pipeline.review.claims import CJK, Claim, _stem, claim
+
+CURRENT, PREVIOUS, CHANGE = "current", "previous", "change"
+ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
+SENTENCE_CHARS = 400
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """One hit as this module reads it: its key in the caller's list, when and by whom it was said."""
+
+    key: int
+    ts: datetime
+    role: str
+    text: str
+
+
+_CHANGE_Q = re.compile(
+    r"\bhow\s+(?:has|have|did|does|do)\b.{0,60}\b(?:chang|evolv|progress|develop|grow|grown|shift)\w*|"
+    r"\b(?:what|which)\s+changes?\b|\bover\s+time\b|变化|怎么变|如何变|有什么变|变了多少|演变",
+    re.I,
+)
+_PREVIOUS_Q = re.compile(
+    r"\b(?:previous(?:ly)?|before|used\s+to|originally|original|initially|initial|at\s+first|first|"
+    r"formerly|former|earlier|at\s+the\s+(?:start|beginning)|in\s+the\s+beginning|prior)\b|"
+    r"以前|之前|原来|原先|最初|起初|一开始|当初|曾经|上一个|上一次|最早",
+    re.I,
+)
+# An explicit present wins over a previous word elsewhere ("Rachel, a colleague from my previous company,
+# currently works at …?").
+_PRESENT_Q = re.compile(
+    r"\b(?:now|currently|current|these\s+days|at\s+the\s+moment|at\s+present|so\s+far|yet|latest|"
+    r"most\s+recent(?:ly)?|recent(?:ly)?|still|today)\b|现在|目前|如今|当前|最近|最新|至今|到现在|还",
+    re.I,
+)
+# The kinds of question that ask for a value, and the value kinds they accept ("" any).
+_ASKS_NUMBER = re.compile(
+    r"\bhow\s+(?:many|much|long|often|far|old|big|tall|heavy|fast|frequently)\b|\bwhat\s+(?:percentage|"
+    r"percent|number|amount|size|price|cost|score|rate|ratio|level|rank|count|total)\b|多少|几[个次天年月周岁本只条件位]?|多久|多长|多大|多重|多高|多远|比例",
+    re.I,
+)
+_ASKS_TIME = re.compile(
+    r"\bwhen\b|\bwhat\s+(?:time|day|date|year|month|weekday)\b|\bwhich\s+(?:day|date|year|month)\b|"
+    r"什么时候|几点|哪天|哪一天|星期几|周几|几号|哪年|几月",
+    re.I,
+)
+_ASKS_ANY = re.compile(
+    r"^\s*(?:what|what's|whats|which|where|where's|who|who's|whose)\b|"
+    r"\b(?:what|which|where|who|whose)\s+(?:is|are|was|were|do|does|did|have|has|am)\b|"
+    r"^\s*(?:do|does|am|is|are|have|has|can)\s+(?:i|my|we|our)\b|"
+    r"什么|哪|谁|是不是|有没有|吗[？?]?\s*$",
+    re.I,
+)
+# Not a value: reasons, instructions, opinions.
+_NOT_VALUE_Q = re.compile(
+    r"^\s*(?:why|how\s+(?:do|can|should|could|would|to)\b(?!.{0,40}\b(?:many|much|long|often)\b))|"
+    r"为什么|为啥|怎么做|如何",
+    re.I,
+)
+# A past event told as such ("What did Caroline research?"): it asks what happened, not what holds, unless it
+# asks about the present or the previous value in so many words.
+_PAST_EVENT_Q = re.compile(r"\b(?:did|was|were)\b", re.I)
+_FIRST_PERSON_Q = re.compile(r"\b(?:i|my|me|mine|i'm|i've)\b|我(?!们)", re.I)
+_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][a-z][\w'-]*)")
+_QUESTION_WORDS = frozenset(
+    _words(
+        "how many much long often far old big tall heavy fast frequently what which where when who whose "
+        "number amount time day date year month weekday currently current previous previously before used "
+        "originally original initially initial first formerly former earlier prior recently recent latest "
+        "total far yet still"
+    )
+)
+_QUESTION_STEMS = frozenset(_stem(w) for w in _QUESTION_WORDS)
+_ZH_QUESTION_BIGRAMS = frozenset(
+    _words(
+        "多少 几个 几次 多久 多长 什么 时候 哪里 哪个 现在 目前 以前 之前 原来 最初 一开 开始 当初 变化 有没 没有 是不"
+    )
+)
+_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+|\s+[—–]\s+")
+_OTHER_HOLDERS = frozenset(
+    _words(
+        "sister brother mom mum mother dad father parent parents wife husband spouse partner boyfriend girlfriend "
+        "son daughter kid kids child children boss manager friend friends colleague coworker teammate classmate "
+        "roommate neighbor neighbour cousin aunt uncle grandma grandpa team client customer he she they his her "
+        "their him them 姐姐 妹妹 哥哥 弟弟 妈妈 爸爸 老婆 老公 儿子 女儿 孩子 老板 朋友 同事 室友 邻居 他 她 他们 她们"
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a question asks of a value: the ordering, the value kinds that answer it, its subject."""
+
+    ordering: str  # current | previous | change
+    kinds: frozenset[str]  # "n" numbers, "t"/"d" times and dates; empty: any statement of the subject
+    subject: frozenset[str]
+    names: frozenset[str]  # proper names the question names (the thing or the person it is about)
+    self_held: bool  # about the speaker's own ("my", "I"), not a named other person
+
+
+def asks(question: str) -> Asked | None:
+    """What the question asks of a value, or None when it asks none (see the module docstring)."""
+    q = question.strip()
+    if not q or _NOT_VALUE_Q.search(q):
+        return None
+    change = bool(_CHANGE_Q.search(q))
+    number, time_ = bool(_ASKS_NUMBER.search(q)), bool(_ASKS_TIME.search(q))
+    if not (change or number or time_ or _ASKS_ANY.search(q)):
+        return None
+    present, previous = bool(_PRESENT_Q.search(q)), bool(_PREVIOUS_Q.search(q))
+    if change:
+        ordering = CHANGE
+    elif previous and not present:
+        ordering = PREVIOUS
+    elif _PAST_EVENT_Q.search(q) and not present:
+        return None  # "What did she research?": an event, not a value that holds
+    else:
+        ordering = CURRENT
+    kinds = frozenset("n") if number else frozenset("td") if time_ else frozenset()
+    c = claim(q)
+    subject = frozenset(w for w in c.subject if w not in _QUESTION_STEMS and w not in _ZH_QUESTION_BIGRAMS)
+    names = frozenset(m.group(1).casefold() for m in _NAME.finditer(q))
+    if not subject:
+        return None
+    return Asked(ordering, kinds, subject, names, bool(_FIRST_PERSON_Q.search(q)) and not names)
+
+
+def states(asked: Asked, hit: Said) -> frozenset[str] | None:
+    """The values `hit` states for what `asked` is about (the union over its sentences that do; an empty
+    set for a statement of an untyped value), or None when it states none."""
+    if hit.role not in ("user", "assistant") or (hit.role == "assistant" and len(hit.text) > ECHO_CHARS):
+        return None  # the assistant's own answers propose values; only a short echo restates one
+    need = min(2, len(asked.subject))
+    found: set[str] | None = None
+    for sentence in _SENTENCE.split(hit.text):
+        if not sentence.strip():
+            continue
+        c = claim(sentence[:SENTENCE_CHARS])
+        if (
+            len(c.subject & asked.subject) < need
+            or not _asserts(c, sentence)
+            or not _holder_fits(asked, c, sentence)
+        ):
+            continue
+        values = {v for v in c.values if not asked.kinds or v[0] in asked.kinds}
+        if asked.kinds and not values:
+            continue
+        # Another named thing than the one asked about ("the Borealis budget" for "the Atlas budget").
+        named = {v for v in c.values if v[0] == "p"}
+        if asked.names and named and not asked.names & ({v[2:] for v in named} | _lower_words(sentence)):
+            continue
+        # Beside a number or a time, a name is what it belongs to: kept to tell two things apart.
+        found = (found or set()) | values | named
+    return frozenset(found) if found is not None else None
+
+
+def _two_things(stated: Sequence[frozenset[str]]) -> bool:
+    """Two of the statements name different things and no thing in common ("Atlas: 50k" / "Borealis:
+    80k"): both values hold, each of its own thing."""
+    # Only beside a number, a date or a time: a name alone may be the value itself ("moved to Lyon").
+    named = [{v for v in s if v[0] == "p"} if any(v[0] in "ntd" for v in s) else set() for s in stated]
+    return any(a and b and not a & b for i, a in enumerate(named) for b in named[i + 1 :])
+
+
+def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dict[str, object]]]:
+    """The positions of `hits` in their new order, and per moved-or-flagged hit what `explain` says (see the
+    module docstring). Unchanged order and no notes when the question asks no value or fewer than two hits
+    said at different times state one."""
+    positions = list(range(len(hits)))
+    asked = asks(question)
+    if asked is None:
+        return positions, {}
+    stated = {i: v for i, h in enumerate(hits) if (v := states(asked, h)) is not None}
+    stating = list(stated)
+    if len(stating) < 2 or len({hits[i].ts for i in stating}) < 2:
+        return positions, {}
+    if _two_things(list(stated.values())):
+        return positions, {}
+    # Newest first for the present, oldest first otherwise; the hits' own order breaks a tie.
+    if asked.ordering == CURRENT:
+        wanted = sorted(stating, key=lambda i: (-hits[i].ts.timestamp(), i))
+    else:
+        wanted = sorted(stating, key=lambda i: (hits[i].ts, i))
+    out = list(positions)
+    for slot, i in zip(stating, wanted, strict=True):
+        out[slot] = i
+    notes: dict[int, dict[str, object]] = {}
+    head = wanted[0]
+    for rank, i in enumerate(wanted):
+        note: dict[str, object] = {"value_order": asked.ordering}
+        if asked.ordering == CURRENT and rank > 0 and hits[i].ts < hits[head].ts:
+            note["earlier_value"] = True  # a newer statement of the same value follows: flagged, kept
+        notes[i] = note
+    return out, notes
+
+
+# A request takes its values as given ("Can you update the config to the new limit of 5,000 requests?",
+# "帮我改一下，现在一共14盆"); a question puts them in doubt ("Do I have 14 plants?", "是14盆吗？").
+_REQUEST = re.compile(
+    r"^\W*(?:(?:can|could|would|will)\s+you|please|pls|help\s+me|i\s+(?:need|want|would\s+like)\s+"
+    r"(?:you|help|some\s+help|to)|(?:show|give|tell|write|make|update|fix|add|change|draft|create|"
+    r"generate|suggest|recommend)\s+me\b)|^\W*(?:帮我|请|麻烦|能不能帮|可以帮|你能帮)",
+    re.I,
+)
+_ASKING = re.compile(
+    r"^\W*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|should|shall|"
+    r"have|has|am|isn't|aren't|don't|doesn't)\b|[?？]\s*$|(?:吗|呢|么)[\s。.!！~～]*$",
+    re.I,
+)
+
+
+def _asserts(c: Claim, sentence: str) -> bool:
+    """States a value as holding: not a plan or wish, a supposition or a suggestion, nor a question that
+    puts the value in doubt (a request for help that mentions it in passing does state it)."""
+    if c.hypothetical or c.suggestion:
+        return False
+    return bool(_REQUEST.search(sentence)) or not _ASKING.search(sentence)
+
+
+def _holder_fits(asked: Asked, c: Claim, sentence: str) -> bool:
+    """The sentence is the holder's: the speaker's own for a question about "my …" (no one else named in it),
+    the named person's for a question naming one."""
+    others = {h for h in c.holders if h in _OTHER_HOLDERS} | {h for h in c.holders if h.startswith("~")}
+    if asked.self_held:
+        return not others
+    if asked.names:
+        return bool(asked.names & _lower_words(sentence)) or bool(others - {h for h in others if h[0] == "~"})
+    return not {h for h in others if h.startswith("~")}
+
+
+_LATIN = re.compile(rf"[A-Za-z][\w'-]*|[{CJK}]+")
+
+
+def _lower_words(sentence: str) -> set[str]:
+    return {w.casefold() for w in _LATIN.findall(sentence)}
