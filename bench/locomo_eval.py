@@ -48,8 +48,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-passages": replace(DEFAULT_TUNING, passage_discount=2.0),
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
-    "no-update-order": replace(DEFAULT_TUNING, update_order_reviewed=False),
-    "no-update-answers": replace(DEFAULT_TUNING, update_answer_ratio=0.0),
+    "no-value-order": replace(DEFAULT_TUNING, value_order=False),
 }
 # Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {

@@ -152,19 +152,7 @@ def recall(
         scale = tuning.dense_weight + tuning.lexical_weight if use_lexical else 1.0
         hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, scale=scale)
     hits = history_below_current(hits, tuning.superseded_factor)
-    hits = updates_order.order(
-        hits,
-        episodes,
-        tuning,
-        query,
-        k,
-        lambda ids: {
-            ref: v
-            for (_, ref), v in _episode_vectors(
-                store, lexicon, {(EPISODE, i) for i in ids}, agent_id, user_id
-            ).items()
-        },
-    )
+    hits = updates_order.order(hits, episodes, tuning, query, k)
     hits.sort(key=rank_key, reverse=True)
     return _listed(hits, tuning, k)
 

@@ -182,15 +182,12 @@ class RecallTuning:
     updates: bool = True
     update_demotion: float = 0.5
     update_window: int = 20
-    # For a question about the present, reviewed pairs among those hits that looser rules read as an update
-    # (one shared word is enough) are ordered newer first: a reorder, never a flag or a demotion.
-    update_order_reviewed: bool = True
-    # ... and so are two answers to it by the same person when the newer scores at least this share of the
-    # older (0: off) and the two read alike: for a question about the present the newer is the better guess
-    # at what holds now. Chosen on the dev half of `bench updates` (ratio 0.5 / 0.7 / 0.85, cosine 0.35 /
-    # 0.5 / 0.65); the ordering never changes which k hits are returned, only their order.
-    update_answer_ratio: float = 0.7
-    update_answer_cosine: float = 0.35  # MiniLM cosine of the two hits' stored vectors
+    # For a question that asks a value (pipeline/recall/value_order.py, issue 46): the hits among the first
+    # k that state it for the question's subject and holder are reordered among their own slots, newest
+    # first (oldest for "previous", time order for "how has it changed"). It replaced issue 39's
+    # `update_order_reviewed`, `update_answer_ratio` and `update_answer_cosine` (looser pairwise rules and
+    # a vector cosine). It never changes which k hits are returned. `bench updates --longmemeval`.
+    value_order: bool = True
 
 
 DEFAULT_TUNING = RecallTuning()
