@@ -345,6 +345,13 @@ def claim(text: str) -> Claim:
     )
 
 
+@lru_cache(maxsize=4096)
+def all_values(text: str) -> frozenset[str]:
+    """Every typed value of a turn, read to its end (`claim` reads its first `TEXT_CHARS`): a long request
+    states values in passing anywhere (issue 46)."""
+    return frozenset(_values(_ANNOTATION.sub(" ", text)))
+
+
 def _is_question(text: str) -> bool:
     last = text.rstrip(" \t\n.!~～)")
     if last.endswith(("?", "？")):

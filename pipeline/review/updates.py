@@ -29,7 +29,16 @@ from typing import Any
 
 from pipeline.core.review_records import Statement as Said
 from pipeline.core.review_records import SupersessionWrite as Supersession
-from pipeline.review.claims import SPEAKER_PREFIX, TOKEN, Claim, claim, is_content, keys, masked_units
+from pipeline.review.claims import (
+    SPEAKER_PREFIX,
+    TOKEN,
+    Claim,
+    all_values,
+    claim,
+    is_content,
+    keys,
+    masked_units,
+)
 
 USER_ROLES = frozenset({"user"})
 
@@ -328,6 +337,13 @@ def detect(
                 continue
             out[key] = Supersession(old.id, s.id, s.ts, why)
             chain.close(old.id)
+            # The user's own statement of a value the assistant echoed goes with the echo (issue 46): a long
+            # request said it in passing, where the rules above cannot read it, and the echo matched.
+            for original in chain.originals(old, s, why):
+                original_key = (original.id, s.id)
+                if original_key not in skip:
+                    out[original_key] = Supersession(original.id, s.id, s.ts, {**why, "rule": "original"})
+                    chain.close(original.id)
             for echo in chain.echoes(old, why):
                 echo_key = (echo.id, s.id)
                 if echo_key not in skip and echo.ts < s.ts:
@@ -370,6 +386,26 @@ class _Chain:
         for w in claim(self._pool[statement_id].text).subject:
             self._by_word.get(w, set()).discard(statement_id)
 
+    def originals(self, echo: Said, new: Said, reason: dict[str, Any]) -> list[Said]:
+        """When `echo` is the assistant's echo of a value, the current user statements it echoed: said by the
+        newer statement's speaker within `ECHO_WINDOW` before it, stating the replaced value anywhere in
+        their text."""
+        if echo.role != "assistant":
+            return []
+        old_values = _old_values(reason)
+        if not old_values:
+            return []
+        return [
+            s
+            for s in self._pool.values()
+            if s.id in self._current
+            and s.role in USER_ROLES
+            and echo.ts - ECHO_WINDOW <= s.ts <= echo.ts
+            and s.id != new.id
+            and _speakers_fit(s, new)
+            and old_values & all_values(s.text)
+        ]
+
     def echoes(self, said: Said, reason: dict[str, Any]) -> list[Said]:
         """The current assistant echoes of `said`'s value (see `_echoes`), looked up by time."""
         lo = bisect_left(self._assistant, (said.ts, -1))
@@ -380,14 +416,17 @@ class _Chain:
 ECHO_WINDOW = timedelta(minutes=15)
 
 
+def _old_values(reason: dict[str, Any]) -> set[str]:
+    """The typed values a link's reason says were replaced ("n:50000")."""
+    if "kind" not in reason:
+        return set()
+    return {f"{_KIND_OF[reason.get('kind', '')]}:{v}" for v in reason.get("old", ())}
+
+
 def _echoes(said: Said, pool: Iterable[Said], reason: dict[str, Any]) -> list[Said]:
     """The assistant's acknowledgements of a statement ("Noted: 50,000"): short assistant turns soon after
     it that repeat the value it replaced. They go with it: left alone they would keep the old value current."""
-    old_values = (
-        {f"{_KIND_OF[reason.get('kind', '')]}:{v}" for v in reason.get("old", ())}
-        if "kind" in reason
-        else set()
-    )
+    old_values = _old_values(reason)
     if not old_values or said.role not in USER_ROLES:
         return []
     return [
