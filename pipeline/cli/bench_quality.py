@@ -214,14 +214,46 @@ def bench_tools(
         fail("tool insight targets missed (see above)")
 
 
-@commands.command("updates", epilog=example("hindsight bench updates --no-write"))
+@commands.command("updates", epilog=example("hindsight bench updates --longmemeval --no-write"))
 def bench_updates(
     reuse: Annotated[
         bool, typer.Option(help="reuse the ingested state when data and settings match")
     ] = False,
     write: Annotated[bool, typer.Option(help="update BENCHMARKS.md")] = True,
+    longmemeval: Annotated[
+        bool,
+        typer.Option(
+            "--longmemeval",
+            help="LongMemEval S's knowledge-update questions instead of the labelled set (wanted-first, top-1)",
+        ),
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="with --longmemeval: every question, not 12 per half (hours)")
+    ] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="longmemeval_s_dev.json.gz (read in place; default: the shared copy)"),
+    ] = None,
+    floors_only: Annotated[
+        bool, typer.Option("--floors-only", help="with --longmemeval: the floors only, no pipeline ingest")
+    ] = False,
 ) -> None:
     """Knowledge updates on a labelled set: current-first, current top-1, false supersessions, beside floors."""
+    if longmemeval:
+        from bench import updates_lme
+
+        figures = updates_lme.run(
+            load_settings(),
+            data=data or updates_lme.DEFAULT_DATA,
+            full=full,
+            product=not floors_only,
+            reuse=reuse,
+            write=write,
+            console=out,
+        )
+        if not floors_only and not updates_lme.met(figures):
+            fail("LongMemEval knowledge-update targets missed (see above)")
+        return
     from bench import updates as bench
 
     figures = bench.run(load_settings(), reuse=reuse, write=write, console=out)
