@@ -205,16 +205,23 @@ def _when(hit: tuple[tuple[str, ...], str], ts: dict[str, datetime]) -> float:
 
 
 def run_updates_bench(
-    settings: Settings, *, reuse: bool, console: Console, timeout_s: float = 3600.0, path: Path = PATH
+    settings: Settings,
+    *,
+    reuse: bool,
+    console: Console,
+    timeout_s: float = 3600.0,
+    path: Path = PATH,
+    database_url: str = DATABASE_URL,
+    redis_url: str = REDIS_URL,
 ) -> Result:
     from bench.locomo_eval import recall_env
 
     raw, conversations = load(path)
     turns, ids = to_turns(conversations)
     pairs = pairs_of(conversations, ids)
-    check_disposable(DATABASE_URL, REDIS_URL, settings)
-    bench = settings.model_copy(update={"database_url": DATABASE_URL, "redis_url": REDIS_URL})
-    qdrant_path = CACHE_DIR / "updates-qdrant"
+    check_disposable(database_url, redis_url, settings)
+    bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
+    qdrant_path = CACHE_DIR / ("updates-qdrant" if path == PATH else f"updates-qdrant-{path.name.split('.')[0]}")
     console.rule("[bold]bench updates: ingest through the pipeline")
     prepared = prepare(
         bench,
@@ -462,10 +469,39 @@ def met(f: dict[str, float]) -> bool:
     )
 
 
-def run(settings: Settings, *, reuse: bool, write: bool, console: Console) -> dict[str, float]:
-    result = run_updates_bench(settings, reuse=reuse, console=console)
+# The long-request shape (issue 46, bench/sets/updates_long.py): values said in passing inside 200-400-word
+# requests, asked in the plain present tense or for the previous value; its own database.
+LONG_PATH = SETS_DIR / "updates_long.json.gz"
+LONG_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_long"
+LONG_INTRO = [
+    "Set: `bench/data/sets/updates_long.json.gz` (`bench.sets.updates_long`): 40 conversations (20 dev, 20 "
+    "test; the attributes and request topics alternate between the halves), each with three values said "
+    "in passing inside long requests for help about something else, a newer request stating the new value "
+    "weeks later (half with the assistant echoing the old value), questions in the plain present tense or "
+    "(30%) for the previous value, where the wanted statement is the older one; look-alikes that are both "
+    "true (another person's or thing's value, a plan, a hypothetical). 50% Chinese or mixed.",
+    "",
+]
+
+
+def run(
+    settings: Settings, *, reuse: bool, write: bool, console: Console, long: bool = False
+) -> dict[str, float]:
+    if long:
+        result = run_updates_bench(
+            settings, reuse=reuse, console=console, path=LONG_PATH, database_url=LONG_DATABASE_URL
+        )
+    else:
+        result = run_updates_bench(settings, reuse=reuse, console=console)
     for line in report_lines(result):
         console.print(line, markup=False, highlight=False)
-    if write:
+    if write and long:
+        body = [
+            "## Knowledge updates in long requests: `hindsight bench updates --set long`",
+            "",
+            *LONG_INTRO,
+        ]
+        write_section("updates-long", "\n".join([*body, *report_lines(result)]))
+    elif write:
         write_report(result)
     return figures(result)

@@ -30,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 from pipeline.review.claims import CJK, Claim, _stem, claim
 
@@ -118,8 +119,8 @@ _OTHER_HOLDERS = frozenset(
     _words(
         "sister brother mom mum mother dad father parent parents wife husband spouse partner boyfriend girlfriend "
         "son daughter kid kids child children boss manager friend friends colleague coworker teammate classmate "
-        "roommate neighbor neighbour cousin aunt uncle grandma grandpa team client customer he she they his her "
-        "their him them 姐姐 妹妹 哥哥 弟弟 妈妈 爸爸 老婆 老公 儿子 女儿 孩子 老板 朋友 同事 室友 邻居 他 她 他们 她们"
+        "roommate neighbor neighbour cousin aunt uncle grandma grandpa team client customer he she his her him "
+        "姐姐 妹妹 哥哥 弟弟 妈妈 爸爸 老婆 老公 儿子 女儿 孩子 老板 朋友 同事 室友 邻居 他 她 他们 她们"
     )
 )
 
@@ -132,7 +133,24 @@ class Asked:
     kinds: frozenset[str]  # "n" numbers, "t"/"d" times and dates; empty: any statement of the subject
     subject: frozenset[str]
     names: frozenset[str]  # proper names the question names (the thing or the person it is about)
+    named: frozenset[str]  # every name or term the question holds as a value ("API", "monthly"): anchors too
     self_held: bool  # about the speaker's own ("my", "I"), not a named other person
+    holders: frozenset[str] = frozenset()  # the relations or groups it names ("my sister", "my team")
+
+
+# "API套餐" is two words: the claim tokenizer would read a Latin word run into CJK as one.
+_SCRIPT_BOUNDARY = re.compile(rf"(?<=[A-Za-z])(?=[{CJK}])|(?<=[{CJK}])(?=[A-Za-z])")
+
+
+def _read(text: str) -> Claim:
+    return claim(_SCRIPT_BOUNDARY.sub(" ", text)[:SENTENCE_CHARS])
+
+
+def _words_of(c: Claim) -> frozenset[str]:
+    """The claim's subject with a doubled final consonant undone ("runn" from "running" is "run")."""
+    return frozenset(
+        w[:-1] if len(w) > 3 and w[-1] == w[-2] and w[-1] in "bdgklmnprt" else w for w in c.subject
+    )
 
 
 def asks(question: str) -> Asked | None:
@@ -154,12 +172,15 @@ def asks(question: str) -> Asked | None:
     else:
         ordering = CURRENT
     kinds = frozenset("n") if number else frozenset("td") if time_ else frozenset()
-    c = claim(q)
-    subject = frozenset(w for w in c.subject if w not in _QUESTION_STEMS and w not in _ZH_QUESTION_BIGRAMS)
+    c = _read(q)
+    subject = frozenset(w for w in _words_of(c) if w not in _QUESTION_STEMS and w not in _ZH_QUESTION_BIGRAMS)
     names = frozenset(m.group(1).casefold() for m in _NAME.finditer(q))
     if not subject:
         return None
-    return Asked(ordering, kinds, subject, names, bool(_FIRST_PERSON_Q.search(q)) and not names)
+    named = frozenset(v[2:] for v in c.values if v[0] == "p")
+    holders = frozenset(h for h in c.holders if h in _OTHER_HOLDERS)
+    self_held = bool(_FIRST_PERSON_Q.search(q)) and not names and not holders
+    return Asked(ordering, kinds, subject, names, named, self_held, holders)
 
 
 def states(asked: Asked, hit: Said) -> frozenset[str] | None:
@@ -167,28 +188,44 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
     set for a statement of an untyped value), or None when it states none."""
     if hit.role not in ("user", "assistant") or (hit.role == "assistant" and len(hit.text) > ECHO_CHARS):
         return None  # the assistant's own answers propose values; only a short echo restates one
-    need = min(2, len(asked.subject))
+    need = min(2, len(asked.subject) + len(asked.named))
     found: set[str] | None = None
     for sentence in _SENTENCE.split(hit.text):
         if not sentence.strip():
             continue
-        c = claim(sentence[:SENTENCE_CHARS])
-        if (
-            len(c.subject & asked.subject) < need
-            or not _asserts(c, sentence)
-            or not _holder_fits(asked, c, sentence)
-        ):
+        # Whether the sentence asks (puts its values in doubt) is the whole sentence's; the rest is read per
+        # clause and pair of clauses, so that another clause's holder or "if" does not spill over.
+        if not (_REQUEST.search(sentence) or not _ASKING.search(sentence)):
             continue
-        values = {v for v in c.values if not asked.kinds or v[0] in asked.kinds}
-        if asked.kinds and not values:
-            continue
-        # Another named thing than the one asked about ("the Borealis budget" for "the Atlas budget").
-        named = {v for v in c.values if v[0] == "p"}
-        if asked.names and named and not asked.names & ({v[2:] for v in named} | _lower_words(sentence)):
-            continue
-        # Beside a number or a time, a name is what it belongs to: kept to tell two things apart.
-        found = (found or set()) | values | named
+        for unit in _units(sentence):
+            c = _read(unit)
+            if (
+                len(_words_of(c) & asked.subject) + len({v[2:] for v in c.values} & asked.named) < need
+                or c.hypothetical
+                or c.suggestion
+                or not _holder_fits(asked, c, unit)
+            ):
+                continue
+            values = {v for v in c.values if not asked.kinds or v[0] in asked.kinds}
+            if asked.kinds and not values:
+                continue
+            # Another named thing than the one asked about ("the Borealis budget" for "the Atlas budget").
+            named = {v for v in c.values if v[0] == "p"}
+            if asked.names and named and not asked.names & ({v[2:] for v in named} | _lower_words(unit)):
+                continue
+            # Beside a number or a time, a name is what it belongs to: kept to tell two things apart.
+            found = (found or set()) | values | named
     return frozenset(found) if found is not None else None
+
+
+_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|(?<=[，；：、])")
+
+
+def _units(sentence: str) -> list[str]:
+    """Each clause of the sentence, and each with the clause before it (the subject is often in one, the
+    value in the next: "阳台上的植物，现在一共14盆")."""
+    clauses = [c for c in _CLAUSE_END.split(sentence) if c.strip()]
+    return clauses + [a + " " + b for a, b in pairwise(clauses)]
 
 
 def _two_things(stated: Sequence[frozenset[str]]) -> bool:
@@ -246,23 +283,18 @@ _ASKING = re.compile(
 )
 
 
-def _asserts(c: Claim, sentence: str) -> bool:
-    """States a value as holding: not a plan or wish, a supposition or a suggestion, nor a question that
-    puts the value in doubt (a request for help that mentions it in passing does state it)."""
-    if c.hypothetical or c.suggestion:
-        return False
-    return bool(_REQUEST.search(sentence)) or not _ASKING.search(sentence)
-
-
 def _holder_fits(asked: Asked, c: Claim, sentence: str) -> bool:
     """The sentence is the holder's: the speaker's own for a question about "my …" (no one else named in it),
-    the named person's for a question naming one."""
-    others = {h for h in c.holders if h in _OTHER_HOLDERS} | {h for h in c.holders if h.startswith("~")}
-    if asked.self_held:
-        return not others
+    the one the question names otherwise ("my sister", "my team", "Rachel"). Reported speech, a quotation or
+    an example is nobody's statement of fact."""
+    if any(h.startswith("~") for h in c.holders):
+        return False
+    others = {h for h in c.holders if h in _OTHER_HOLDERS}
+    if asked.holders:
+        return others <= asked.holders and bool(others & asked.holders)
     if asked.names:
-        return bool(asked.names & _lower_words(sentence)) or bool(others - {h for h in others if h[0] == "~"})
-    return not {h for h in others if h.startswith("~")}
+        return bool(asked.names & _lower_words(sentence)) or bool(others)
+    return not others
 
 
 _LATIN = re.compile(rf"[A-Za-z][\w'-]*|[{CJK}]+")
