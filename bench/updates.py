@@ -221,7 +221,9 @@ def run_updates_bench(
     pairs = pairs_of(conversations, ids)
     check_disposable(database_url, redis_url, settings)
     bench = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
-    qdrant_path = CACHE_DIR / ("updates-qdrant" if path == PATH else f"updates-qdrant-{path.name.split('.')[0]}")
+    qdrant_path = CACHE_DIR / (
+        "updates-qdrant" if path == PATH else f"updates-qdrant-{path.name.split('.')[0]}"
+    )
     console.rule("[bold]bench updates: ingest through the pipeline")
     prepared = prepare(
         bench,
