@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 
-from pipeline.review.claims import CJK, Claim, _stem, claim
+from pipeline.review.claims import CJK, Claim, _stem, claim, keys
 
 CURRENT, PREVIOUS, CHANGE = "current", "previous", "change"
 ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
@@ -146,11 +146,13 @@ def _read(text: str) -> Claim:
     return claim(_SCRIPT_BOUNDARY.sub(" ", text)[:SENTENCE_CHARS])
 
 
+def _undouble(words: frozenset[str]) -> frozenset[str]:
+    """Stems with a doubled final consonant undone ("runn" from "running" is "run")."""
+    return frozenset(w[:-1] if len(w) > 3 and w[-1] == w[-2] and w[-1] in "bdgklmnprt" else w for w in words)
+
+
 def _words_of(c: Claim) -> frozenset[str]:
-    """The claim's subject with a doubled final consonant undone ("runn" from "running" is "run")."""
-    return frozenset(
-        w[:-1] if len(w) > 3 and w[-1] == w[-2] and w[-1] in "bdgklmnprt" else w for w in c.subject
-    )
+    return _undouble(c.subject)
 
 
 def asks(question: str) -> Asked | None:
@@ -195,9 +197,13 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             continue
         # Whether the sentence asks (puts its values in doubt) is the whole sentence's; the rest is read per
         # clause and pair of clauses, so that another clause's holder or "if" does not spill over.
-        if not (_REQUEST.search(sentence) or not _ASKING.search(sentence)):
+        if not _could_state(asked, sentence) or not (
+            _REQUEST.search(sentence) or not _ASKING.search(sentence)
+        ):
             continue
         for unit in _units(sentence):
+            if not _could_state(asked, unit):
+                continue  # parsing is what costs: most clauses share no word with the question
             c = _read(unit)
             if (
                 len(_words_of(c) & asked.subject) + len({v[2:] for v in c.values} & asked.named) < need
@@ -216,6 +222,25 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             # Beside a number or a time, a name is what it belongs to: kept to tell two things apart.
             found = (found or set()) | values | named
     return frozenset(found) if found is not None else None
+
+
+# For the cheap test only: digits split from CJK too ("9个工程师"), which `claim` reads apart by itself.
+_ANY_BOUNDARY = re.compile(rf"(?<=[A-Za-z0-9])(?=[{CJK}])|(?<=[{CJK}])(?=[A-Za-z0-9])")
+_DIGIT = re.compile(r"\d|[一二两三四五六七八九十百千万]")
+
+
+def _could_state(asked: Asked, text: str) -> bool:
+    """A cheap necessary test before a clause is parsed: a number where one is asked, a word in common."""
+    if asked.kinds == {"n"} and not _DIGIT.search(text):
+        return False
+    return (
+        bool(_undouble(keys(_ANY_BOUNDARY.sub(" ", text))) & (asked.subject | _stems_of(asked.named)))
+        or not asked.subject
+    )
+
+
+def _stems_of(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(w) for w in words)
 
 
 _CLAUSE_END = re.compile(r"(?<=[,;:])\s+|(?<=[，；：、])")
