@@ -73,7 +73,7 @@ _PRESENT_Q = re.compile(
 )
 # The kinds of question that ask for a value, and the value kinds they accept ("" any).
 _ASKS_NUMBER = re.compile(
-    r"\bhow\s+(?:many|much|long|often|far|old|big|tall|heavy|fast|frequently)\b|\bwhat\s+(?:percentage|"
+    r"\bhow\s+(?:many|much|long|far|old|big|tall|heavy|fast)\b|\bwhat\s+(?:percentage|"
     r"percent|number|amount|size|price|cost|score|rate|ratio|level|rank|count|total)\b|多少|几[个次天年月周岁本只条件位]?|多久|多长|多大|多重|多高|多远|比例",
     re.I,
 )
@@ -83,7 +83,7 @@ _ASKS_TIME = re.compile(
     re.I,
 )
 _ASKS_ANY = re.compile(
-    r"^\s*(?:what|what's|whats|which|where|where's|who|who's|whose)\b|"
+    r"^\s*(?:what|what's|whats|which|where|where's|who|who's|whose)\b|\bhow\s+(?:often|frequently)\b|"
     r"\b(?:what|which|where|who|whose)\s+(?:is|are|was|were|do|does|did|have|has|am)\b|"
     r"^\s*(?:do|does|am|is|are|have|has|can)\s+(?:i|my|we|our)\b|"
     r"什么|哪|谁|是不是|有没有|吗[？?]?\s*$",
@@ -98,7 +98,9 @@ _NOT_VALUE_Q = re.compile(
 # A past event told as such ("What did Caroline research?"): it asks what happened, not what holds, unless it
 # asks about the present or the previous value in so many words.
 _PAST_EVENT_Q = re.compile(r"\b(?:did|was|were)\b", re.I)
-_FIRST_PERSON_Q = re.compile(r"\b(?:i|my|me|mine|i'm|i've)\b|我(?!们)", re.I)
+# The speaker as the one who holds the value ("do I need", "have I read"): "my" alone may be part of what a
+# named person has ("Rachel, a colleague from my previous company").
+_SPEAKER_Q = re.compile(r"\b(?:i|i'm|i've|i'd)\b|我(?!们)", re.I)
 _NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][a-z][\w'-]*)")
 _QUESTION_WORDS = frozenset(
     _words(
@@ -181,7 +183,7 @@ def asks(question: str) -> Asked | None:
         return None
     named = frozenset(v[2:] for v in c.values if v[0] == "p")
     holders = frozenset(h for h in c.holders if h in _OTHER_HOLDERS)
-    self_held = bool(_FIRST_PERSON_Q.search(q)) and not names and not holders
+    self_held = bool(_SPEAKER_Q.search(q)) and not holders
     return Asked(ordering, kinds, subject, names, named, self_held, holders)
 
 
@@ -315,10 +317,11 @@ def _holder_fits(asked: Asked, c: Claim, sentence: str) -> bool:
     if any(h.startswith("~") for h in c.holders):
         return False
     others = {h for h in c.holders if h in _OTHER_HOLDERS}
+    if asked.names and not asked.self_held:
+        # A question about a named person: the sentence names them, or speaks of someone ("she moved").
+        return bool(asked.names & _lower_words(sentence)) or bool(others)
     if asked.holders:
         return others <= asked.holders and bool(others & asked.holders)
-    if asked.names:
-        return bool(asked.names & _lower_words(sentence)) or bool(others)
     return not others
 
 
