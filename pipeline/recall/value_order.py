@@ -116,7 +116,7 @@ _ZH_QUESTION_BIGRAMS = frozenset(
         "多少 几个 几次 多久 多长 什么 时候 哪里 哪个 现在 目前 以前 之前 原来 最初 一开 开始 当初 变化 有没 没有 是不"
     )
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+|\s+[—–]\s+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+|\s+[—–-]{1,2}\s+")
 _OTHER_HOLDERS = frozenset(
     _words(
         "sister brother mom mum mother dad father parent parents wife husband spouse partner boyfriend girlfriend "
@@ -199,10 +199,14 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             continue
         # Whether the sentence asks (puts its values in doubt) is the whole sentence's; the rest is read per
         # clause and pair of clauses, so that another clause's holder or "if" does not spill over.
-        if not _could_state(asked, sentence) or not (
-            _REQUEST.search(sentence) or not _ASKING.search(sentence)
-        ):
+        if not _could_state(asked, sentence):
             continue
+        if not _REQUEST.search(sentence) and _ASKING.search(sentence):
+            # A question puts its values in doubt; one that only ends asking ("I've had it for 6 months,
+            # any tips?") states what its clauses before the asking one say.
+            if _ASKS_FIRST.search(sentence):
+                continue
+            sentence = " ".join(_CLAUSE_END.split(sentence.rstrip())[:-1])
         for unit in _units(sentence):
             if not _could_state(asked, unit):
                 continue  # parsing is what costs: most clauses share no word with the question
@@ -301,6 +305,11 @@ _REQUEST = re.compile(
     r"^\W*(?:(?:can|could|would|will)\s+you|please|pls|help\s+me|i\s+(?:need|want|would\s+like)\s+"
     r"(?:you|help|some\s+help|to)|(?:show|give|tell|write|make|update|fix|add|change|draft|create|"
     r"generate|suggest|recommend)\s+me\b)|^\W*(?:帮我|请|麻烦|能不能帮|可以帮|你能帮)",
+    re.I,
+)
+_ASKS_FIRST = re.compile(
+    r"^\W*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|should|shall|"
+    r"have|has|am|isn't|aren't|don't|doesn't)\b",
     re.I,
 )
 _ASKING = re.compile(
