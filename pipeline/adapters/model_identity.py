@@ -59,9 +59,12 @@ def identity_of(settings: Settings, model: str | None = None) -> ModelIdentity:
 
     name = model or settings.embedding.model
     path = resolve_model_path(name)
-    return ModelIdentity(
-        canonical_name(name), weights_hash(path, settings.embedding_cache_dir), settings.embedding.dimension
-    )
+    digest = weights_hash(path, settings.embedding_cache_dir)
+    if canonical_name(name) == "multilingual-e5-small":
+        from pipeline.adapters.e5_centre import centre_hash
+
+        digest = f"{digest[:48]}+centre-{centre_hash()}"  # the centre is part of the vectors (e5_centre)
+    return ModelIdentity(canonical_name(name), digest, settings.embedding.dimension)
 
 
 def weights_hash(path: Path, cache_dir: Path) -> str:

