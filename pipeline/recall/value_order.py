@@ -116,7 +116,7 @@ _ZH_QUESTION_BIGRAMS = frozenset(
         "多少 几个 几次 多久 多长 什么 时候 哪里 哪个 现在 目前 以前 之前 原来 最初 一开 开始 当初 变化 有没 没有 是不"
     )
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+|\s+[—–-]{1,2}\s+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+")
 _OTHER_HOLDERS = frozenset(
     _words(
         "sister brother mom mum mother dad father parent parents wife husband spouse partner boyfriend girlfriend "
@@ -190,7 +190,8 @@ def asks(question: str) -> Asked | None:
 def states(asked: Asked, hit: Said) -> frozenset[str] | None:
     """The values `hit` states for what `asked` is about (the union over its sentences that do; an empty
     set for a statement of an untyped value), or None when it states none."""
-    if hit.role not in ("user", "assistant") or (hit.role == "assistant" and len(hit.text) > ECHO_CHARS):
+    role = hit.role.casefold()
+    if role not in ("user", "assistant") or (role == "assistant" and len(hit.text) > ECHO_CHARS):
         return None  # the assistant's own answers propose values; only a short echo restates one
     need = min(2, len(asked.subject) + len(asked.named))
     found: set[str] | None = None
@@ -218,7 +219,7 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
                 or not _holder_fits(asked, c, unit)
             ):
                 continue
-            values = {v for v in c.values if not asked.kinds or v[0] in asked.kinds}
+            values = {v for v in c.values | _word_numbers(unit) if not asked.kinds or v[0] in asked.kinds}
             if asked.kinds and not values:
                 continue
             # Another named thing than the one asked about ("the Borealis budget" for "the Atlas budget").
@@ -232,7 +233,34 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
 
 # For the cheap test only: digits split from CJK too ("9个工程师"), which `claim` reads apart by itself.
 _ANY_BOUNDARY = re.compile(rf"(?<=[A-Za-z0-9])(?=[{CJK}])|(?<=[{CJK}])(?=[A-Za-z0-9])")
-_DIGIT = re.compile(r"\d|[一二两三四五六七八九十百千万]")
+_NUMBER_WORDS = {
+    w: i
+    for i, ws in enumerate(
+        [
+            "zero",
+            "one first once",
+            "two second twice",
+            "three third thrice",
+            "four fourth",
+            "five fifth",
+            "six sixth",
+            "seven seventh",
+            "eight eighth",
+            "nine ninth",
+            "ten tenth",
+            "eleven eleventh",
+            "twelve twelfth dozen",
+        ]
+    )
+    for w in ws.split()
+}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+_DIGIT = re.compile(r"\d|[一二两三四五六七八九十百千万]|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+def _word_numbers(text: str) -> frozenset[str]:
+    """Counts written as words ("my third issue", "five tops", "twice a week"): `claim` reads digits."""
+    return frozenset(f"n:{_NUMBER_WORDS[m.group(1).casefold()]}" for m in _NUMBER_WORD.finditer(text))
 
 
 def _could_state(asked: Asked, text: str) -> bool:
@@ -249,7 +277,7 @@ def _stems_of(words: frozenset[str]) -> frozenset[str]:
     return frozenset(_stem(w) for w in words)
 
 
-_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|(?<=[，；：、])")
+_CLAUSE_END = re.compile(r"(?<=[,;:])\s+|(?<=[，；：、])|\s+[—–-]{1,2}\s+")
 
 
 def _units(sentence: str) -> list[str]:
