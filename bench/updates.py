@@ -422,7 +422,8 @@ INTRO = [
     "≥ 0.85, false supersessions ≤ 1%.",
     "",
     "Tuned and held out: the review rules and recall's ordering knobs were written and chosen on the dev "
-    "half (`update_answer_ratio` 0.5 / 0.7 / 0.85, `update_answer_cosine` 0.35 / 0.5 / 0.65). Three rule "
+    "half (issue 39's `update_answer_ratio` and `update_answer_cosine`, replaced in issue 46 by "
+    "`value_order`, which was written on LongMemEval's and the long-request set's dev halves). Three rule "
     'fixes (a capitalised qualifier at a sentence start, a lone 一, "last year") were prompted by false '
     "links printed from the test half, so the test half's false-supersession figure is not fully held out; "
     "its current-first and top-1 are.",
