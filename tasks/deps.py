@@ -8,7 +8,7 @@ from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.llm import make_client
 from pipeline.adapters.llm_breaker import BreakerCompleter
 from pipeline.adapters.llm_review import ClientReviewLLM
-from pipeline.adapters.model_identity import ModelIdentity, identity_of
+from pipeline.adapters.model_identity import ModelIdentity, identity_of, mismatch_message
 from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
 from pipeline.adapters.postgres.model_sql import ModelStore
 from pipeline.adapters.postgres.repository import Repository
@@ -18,7 +18,6 @@ from pipeline.core.errors import ConfigError
 from pipeline.core.ports import ReviewLLM, WarmEmbedder
 from pipeline.review import clustering, injection, quality, updates
 from pipeline.review.review_batch import ReviewConfig
-from pipeline.runtime.model_check import mismatch_message
 
 
 @lru_cache(maxsize=1)
@@ -89,11 +88,7 @@ def review_config_for(settings: Settings) -> ReviewConfig:
         cluster_cjk=settings.embedding.reads_cjk,
         member_weight=r.member_weight,
         update_rules=updates.UpdateParams(candidates=r.update_candidates) if r.updates else None,
-        screening=injection.InjectionThresholds(
-            quarantine_at=r.quarantine_at,
-            uncertain_from=r.injection_uncertain_from,
-            llm_quarantine_at=r.injection_llm_quarantine_at,
-        ),
+        screening=injection.InjectionThresholds.of(r),
         weights=quality.QualityWeights(
             density=r.weight_density,
             timeliness=r.weight_timeliness,

@@ -103,3 +103,13 @@ def _write_cache(cache: Path, data: dict[str, str]) -> None:
         os.replace(tmp, cache)
     except OSError as exc:
         log.warning("embedding.hash_cache_unwritable", path=str(cache), error=str(exc))
+
+
+def mismatch_message(recorded: ModelIdentity, configured: ModelIdentity) -> str:
+    return (
+        f"the store's vectors were made by {recorded.describe()}, but HINDSIGHT_EMBEDDING__MODEL is "
+        f"{configured.describe()}. To change models, run the service with "
+        f"HINDSIGHT_EMBEDDING__MODEL={recorded.name} and then `hindsight reindex --model {configured.name} "
+        f"--wait` (recall keeps serving meanwhile), then restart with the new model; to keep the old one, "
+        f"set HINDSIGHT_EMBEDDING__MODEL={recorded.name}"
+    )

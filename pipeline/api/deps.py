@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -21,9 +21,6 @@ from pipeline.core.errors import InvalidTurn
 from pipeline.core.ports import Embedder, VectorIndex
 from pipeline.recall.access import AccessRecorder
 from pipeline.recall.tuning import DEFAULT_TUNING, RecallTuning
-
-if TYPE_CHECKING:
-    from pipeline.api.model_change import ModelChange
 
 
 @dataclass
@@ -43,8 +40,9 @@ class ApiDeps:
     recall_store: RecallStore | None = field(default=None)
     lexicon: Lexicon | None = field(default=None)
     tuning: RecallTuning = field(default=DEFAULT_TUNING)
-    # Changing the embedding model (POST /v1/reindex with a model): made on first use.
-    model_change: ModelChange | None = field(default=None)
+    # Changing the embedding model (POST /v1/reindex with a model): a pipeline.api.model_change.ModelChange,
+    # made on first use (typed Any: that module imports this one).
+    model_change: Any = field(default=None)
 
 
 def get_deps(request: Request) -> ApiDeps:

@@ -103,7 +103,8 @@ class ReindexRequest(BaseModel):
 def _model_change(deps: Deps) -> ModelChange:
     if deps.model_change is None:
         deps.model_change = ModelChange(deps)
-    return deps.model_change
+    change: ModelChange = deps.model_change
+    return change
 
 
 @router.post("/v1/reindex", status_code=202)

@@ -138,9 +138,9 @@ def _screen(deps: Deps) -> Callable[[str], bool]:
     """The write-side injection screen (the review's thresholds), for lines made of metadata a caller sent
     (a fact's entity, attribute and value; a tool's name and task): only a line it finds clean goes in.
     Read as text no person said (source external), the strictest reading."""
-    from tasks.deps import review_config_for
+    from pipeline.review.injection import InjectionThresholds
 
-    thresholds = review_config_for(deps.settings).screening
+    thresholds = InjectionThresholds.of(deps.settings.review)
 
     def admit(line: str) -> bool:
         verdict = injection.assess(line, role="tool", source="external")

@@ -33,6 +33,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.core.config import ReviewSettings
 from pipeline.core.models import InjectionVerdict
 from pipeline.ingest.validation import MAX_CONTENT_BYTES
 from pipeline.review import injection_context
@@ -84,6 +85,15 @@ class InjectionThresholds:
     quarantine_at: float = 0.6
     uncertain_from: float = 0.4
     llm_quarantine_at: float = 0.5
+
+    @classmethod
+    def of(cls, review: ReviewSettings) -> InjectionThresholds:
+        """The thresholds the review settings configure (the worker's screen and the API's alike)."""
+        return cls(
+            quarantine_at=review.quarantine_at,
+            uncertain_from=review.injection_uncertain_from,
+            llm_quarantine_at=review.injection_llm_quarantine_at,
+        )
 
 
 def normalise(content: str) -> str:

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from pipeline.adapters.embedder import PACKAGED_MODELS
 from pipeline.adapters.index_factory import default_collection
-from pipeline.adapters.model_identity import ModelIdentity, identity_of
+from pipeline.adapters.model_identity import identity_of, mismatch_message
 from pipeline.adapters.postgres.model_sql import ModelStore, Recorded
 from pipeline.core.config import Settings
 from pipeline.core.errors import ConfigError
@@ -31,13 +31,3 @@ def checked_model(settings: Settings, engine: Engine) -> Recorded:
     if not recorded.identity.same_vectors(configured):
         raise ConfigError(mismatch_message(recorded.identity, configured))
     return recorded
-
-
-def mismatch_message(recorded: ModelIdentity, configured: ModelIdentity) -> str:
-    return (
-        f"the store's vectors were made by {recorded.describe()}, but HINDSIGHT_EMBEDDING__MODEL is "
-        f"{configured.describe()}. To change models, run the service with "
-        f"HINDSIGHT_EMBEDDING__MODEL={recorded.name} and then `hindsight reindex --model {configured.name} "
-        f"--wait` (recall keeps serving meanwhile), then restart with the new model; to keep the old one, "
-        f"set HINDSIGHT_EMBEDDING__MODEL={recorded.name}"
-    )
