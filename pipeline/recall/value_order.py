@@ -226,8 +226,12 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             named = {v for v in c.values if v[0] == "p"}
             if asked.names and named and not asked.names & ({v[2:] for v in named} | _lower_words(unit)):
                 continue
-            # Beside a number or a time, a name is what it belongs to: kept to tell two things apart.
-            found = (found or set()) | values | named
+            # Beside a number or a time, a name is what it belongs to: kept to tell two things apart, and so
+            # is the owner a name is said as ("the Borealis account's plan", "Borealis那个账号的").
+            owners = {f"o:{(m.group(1) or m.group(2)).casefold()}" for m in _OWNER.finditer(unit)} - {
+                f"o:{w}" for w in asked.named | asked.names
+            }
+            found = (found or set()) | values | named | owners
     return frozenset(found) if found is not None else None
 
 
@@ -277,6 +281,11 @@ def _stems_of(words: frozenset[str]) -> frozenset[str]:
     return frozenset(_stem(w) for w in words)
 
 
+# A name said as an owner: "Borealis's", "the Borealis account's", "Borealis那个账号的", "Borealis的".
+_OWNER = re.compile(
+    rf"\b([A-Z][\w-]*)(?:'s|’s|\s+(?:account|team|project|client|company)(?:'s|’s))|"
+    rf"([A-Za-z][A-Za-z0-9-]*)\s*(?:那个|这个)?[{CJK}]{{0,3}}的"
+)
 _CLAUSE_END = re.compile(r"(?<=[,;:])\s+|(?<=[，；：、])|\s+[—–-]{1,2}\s+")
 
 
@@ -304,6 +313,11 @@ def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dic
     if asked is None:
         return positions, {}
     stated = {i: v for i, h in enumerate(hits) if (v := states(asked, h)) is not None}
+    # A statement that says whose value it is, an owner the question does not name ("the Borealis
+    # account's plan"), is another thing's value beside statements that name no owner: left in its place.
+    plain = {i: v for i, v in stated.items() if not any(x[0] == "o" for x in v)}
+    if plain and len(plain) < len(stated):
+        stated = plain
     stating = list(stated)
     if len(stating) < 2 or len({hits[i].ts for i in stating}) < 2:
         return positions, {}

@@ -29,7 +29,9 @@ def test_the_kind_of_question() -> None:
     assert asks("我现在养了几盆植物？").ordering == CURRENT  # type: ignore[union-attr]
     assert asks("How has my page load time changed?").ordering == CHANGE  # type: ignore[union-attr]
     # "previous" in a noun phrase does not win over an explicit present.
-    assert asks("Where does Rachel, a colleague from my previous company, currently work?").ordering == CURRENT  # type: ignore[union-attr]
+    assert (
+        asks("Where does Rachel, a colleague from my previous company, currently work?").ordering == CURRENT
+    )  # type: ignore[union-attr]
     # Questions that ask no value.
     assert asks("Why did I stop running?") is None
     assert asks("How do I set up a cron job?") is None
@@ -37,9 +39,13 @@ def test_the_kind_of_question() -> None:
 
 
 def test_a_value_said_in_passing_inside_a_long_request_is_ordered_newest_first() -> None:
-    old = _said(0, 40, FILLER + "By the way, I now have 9 plants in total on the balcony, so mornings are busy.")
+    old = _said(
+        0, 40, FILLER + "By the way, I now have 9 plants in total on the balcony, so mornings are busy."
+    )
     other = _said(1, 20, FILLER + "Also, mornings are when I water everything before work.")
-    new = _said(2, 3, FILLER + "Oh, and I repotted the ferns, so now I have 14 plants in total on the balcony.")
+    new = _said(
+        2, 3, FILLER + "Oh, and I repotted the ferns, so now I have 14 plants in total on the balcony."
+    )
     positions, notes = order("How many plants do I have on the balcony?", [old, other, new])
     assert positions == [2, 1, 0]  # the two statements trade slots; the other hit keeps its own
     assert notes[0]["earlier_value"] is True
@@ -99,3 +105,17 @@ def test_a_named_thing_must_be_the_one_asked_about() -> None:
     atlas_new = _said(2, 5, "We bumped the Atlas budget to 80k.")
     positions, _ = order("What is the Atlas budget?", [atlas, borealis, atlas_new])
     assert positions == [2, 1, 0]
+
+
+def test_another_owners_value_stays_in_its_place() -> None:
+    ours = _said(0, 40, "For context, our API plan has a monthly limit of 2,000 requests.")
+    theirs = _said(1, 1, "Unrelated, but the Borealis account's API plan has a monthly limit of 12 requests.")
+    ours_new = _said(2, 5, "Oh, and our API plan now has a monthly limit of 5,000 requests.")
+    positions, notes = order("What is the monthly limit of our API plan?", [ours, theirs, ours_new])
+    assert positions == [2, 1, 0]
+    assert 1 not in notes
+    zh = [
+        _said(0, 40, "顺便说一下，我们的API套餐每个月的额度是2000次请求。"),
+        _said(1, 1, "对了，Borealis那个账号的API套餐每个月额度是12次请求。"),
+    ]
+    assert order("我们API套餐每个月的额度是多少？", zh) == ([0, 1], {})
