@@ -122,6 +122,7 @@ _OTHER_HOLDERS = frozenset(
         "sister brother mom mum mother dad father parent parents wife husband spouse partner boyfriend girlfriend "
         "son daughter kid kids child children boss manager friend friends colleague coworker teammate classmate "
         "roommate neighbor neighbour cousin aunt uncle grandma grandpa team client customer he she his her him "
+        "nobody everybody everyone someone somebody anyone anybody "
         "姐姐 妹妹 哥哥 弟弟 妈妈 爸爸 老婆 老公 儿子 女儿 孩子 老板 朋友 同事 室友 邻居 他 她 他们 她们"
     )
 )
@@ -321,6 +322,10 @@ def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dic
     stating = list(stated)
     if len(stating) < 2 or len({hits[i].ts for i in stating}) < 2:
         return positions, {}
+    # Copies of one value (the user's statement and the assistant's echo of it): nothing changed to order.
+    said_values = [frozenset(v for v in x if v[0] != "o") for x in stated.values()]
+    if all(said_values) and len(set(said_values)) < 2:
+        return positions, {}
     if _two_things(list(stated.values())):
         return positions, {}
     # Newest first for the present, oldest first otherwise; the hits' own order breaks a tie.
@@ -365,8 +370,8 @@ def _holder_fits(asked: Asked, c: Claim, sentence: str) -> bool:
     """The sentence is the holder's: the speaker's own for a question about "my …" (no one else named in it),
     the one the question names otherwise ("my sister", "my team", "Rachel"). Reported speech, a quotation or
     an example is nobody's statement of fact."""
-    if any(h.startswith("~") for h in c.holders):
-        return False
+    if any(h.startswith("~") for h in c.holders) or (c.health and not c.first_person):
+        return False  # health and allergies change only with the speaker's own word (issue 44)
     others = {h for h in c.holders if h in _OTHER_HOLDERS}
     if asked.names and not asked.self_held:
         # A question about a named person: the sentence names them, or speaks of someone ("she moved").
