@@ -29,9 +29,9 @@ def test_the_kind_of_question() -> None:
     assert asks("我现在养了几盆植物？").ordering == CURRENT  # type: ignore[union-attr]
     assert asks("How has my page load time changed?").ordering == CHANGE  # type: ignore[union-attr]
     # "previous" in a noun phrase does not win over an explicit present.
-    assert (
-        asks("Where does Rachel, a colleague from my previous company, currently work?").ordering == CURRENT
-    )  # type: ignore[union-attr]
+    rachel = asks("Where does Rachel, a colleague from my previous company, currently work?")
+    assert rachel is not None
+    assert rachel.ordering == CURRENT
     # Questions that ask no value.
     assert asks("Why did I stop running?") is None
     assert asks("How do I set up a cron job?") is None
