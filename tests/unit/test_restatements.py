@@ -214,7 +214,7 @@ def test_recall_returns_restated_and_fact_chain_memories_not_cosine_clusters_by_
 
     c = recall_hits.Candidate((SEMANTIC, 1), fused=1.0)
     for method, returned in (("restated", True), ("template", True), ("extractive", False)):
-        hit = recall_hits.to_hit(c, {}, {1: row(method)}, None, set(), DEFAULT_TUNING)
+        hit = recall_hits.to_hit(c, {}, {1: row(method)}, None, DEFAULT_TUNING)
         assert (hit is not None) is returned, method
 
 
