@@ -413,6 +413,48 @@ class ApiKey(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(TS)
 
 
+class EmbeddingModel(Base):
+    """The one model whose vectors the index and the stored embeddings hold (issue 45; migration 0025)."""
+
+    __tablename__ = "embedding_model"
+    __table_args__ = (CheckConstraint("id = 1"),)
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("1"))
+    name: Mapped[str] = mapped_column(Text)
+    weights_hash: Mapped[str] = mapped_column(Text)
+    dimension: Mapped[int] = mapped_column(Integer)
+    collection: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+
+
+class ReindexJob(Base):
+    """A model change in progress: its target model and how far the re-embedding got (one row at most)."""
+
+    __tablename__ = "reindex_job"
+    __table_args__ = (CheckConstraint("id = 1"),)
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("1"))
+    name: Mapped[str] = mapped_column(Text)
+    weights_hash: Mapped[str] = mapped_column(Text)
+    dimension: Mapped[int] = mapped_column(Integer)
+    collection: Mapped[str] = mapped_column(Text)
+    phase: Mapped[str] = mapped_column(Text, server_default=text("'embed_episodes'"))
+    episode_cursor: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    semantic_cursor: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    point_cursor: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    done: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    started_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(TS, server_default=func.now())
+
+
+class ReindexVector(Base):
+    """A memory's vectors under the new model, beside the old ones until the switch copies them over."""
+
+    __tablename__ = "reindex_vectors"
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)
+    ref_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    passages: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
 # Core handles for set-based SQL in the repository (typed as Table, which __table__ is at run time).
 batches = cast(Table, Batch.__table__)
 episodes = cast(Table, Episode.__table__)
