@@ -319,6 +319,12 @@ def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dic
     plain = {i: v for i, v in stated.items() if not any(x[0] == "o" for x in v)}
     if plain and len(plain) < len(stated):
         stated = plain
+    # The assistant proposes values ("Vercel deploys fastest; Netlify deploys forms too"); only its echo of a
+    # value some user statement among these holds is a copy of it. Its proposals are no value of the user's
+    # and are left in their place: an assistant's newer suggestion must not put itself above what was said.
+    values_of = {i: frozenset(x for x in v if x[0] != "o") for i, v in stated.items()}
+    user_values = {values_of[i] for i in stated if hits[i].role != "assistant"}
+    stated = {i: v for i, v in stated.items() if hits[i].role != "assistant" or values_of[i] in user_values}
     stating = list(stated)
     if len(stating) < 2 or len({hits[i].ts for i in stating}) < 2:
         return positions, {}

@@ -119,3 +119,25 @@ def test_another_owners_value_stays_in_its_place() -> None:
         _said(1, 1, "对了，Borealis那个账号的API套餐每个月额度是12次请求。"),
     ]
     assert order("我们API套餐每个月的额度是多少？", zh) == ([0, 1], {})
+
+
+def test_the_assistants_proposal_is_no_newer_value_of_the_users() -> None:
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    reply = (
+        "Deploying a landing page: Vercel, Netlify and Cloudflare Pages all deploy a static landing page from "
+        "git. For a landing page with previews, Vercel deploys fastest; Netlify deploys forms too."
+    )
+    hits = [
+        Said(2, t0 + timedelta(minutes=1), "assistant", reply),
+        Said(1, t0, "user", "for the landing page I'd rather deploy on Netlify, it is what I know"),
+    ]
+    assert order("Where does the user want to deploy the landing page?", hits) == ([0, 1], {})
+    # Its echo of the user's value is still a copy of it: a newer user value goes above both.
+    echo = [
+        Said(3, t0 + timedelta(days=2), "user", "we moved it: I deploy the landing page on Vercel now"),
+        Said(2, t0 + timedelta(minutes=1), "assistant", "Noted: the landing page deploys on Netlify."),
+        Said(1, t0, "user", "for the landing page I'd rather deploy on Netlify"),
+    ]
+    new_order, notes = order("Where do I deploy the landing page?", echo)
+    assert new_order[0] == 0
+    assert notes.get(0, {}).get("value_order") == CURRENT
