@@ -19,7 +19,15 @@ from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
 from pipeline.core.config import Settings
 from pipeline.runtime.embedded import EmbeddedServer
-from tests.integration.harness import DB_URL, REDIS_URL, TABLES, Stack, WorkerProcess, api_deps, make_settings
+from tests.integration.harness import (
+    DB_URL,
+    REDIS_URL,
+    Stack,
+    WorkerProcess,
+    api_deps,
+    make_settings,
+    truncate_all,
+)
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +47,7 @@ def clean(repo: Repository) -> None:
     # A batch the worker finishes after the TRUNCATE (which restarts the ids) would write its review over
     # the next test's batch of the same id (seen under load: a third review in the inspector's log of two).
     _wait_for_in_flight_batches(repo)
-    with repo.engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+    truncate_all(repo.engine)
     redis.Redis.from_url(REDIS_URL).flushdb()
     return None
 

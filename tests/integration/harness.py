@@ -11,10 +11,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi.testclient import TestClient
+from psycopg.errors import DeadlockDetected
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import OperationalError
 
 from pipeline.adapters.postgres.forgetting_sql import ForgettingStore
 from pipeline.adapters.postgres.repository import Repository
@@ -51,6 +55,22 @@ WORKER_ENV = {
 }
 
 TABLES = "embedding_model, reindex_job, reindex_vectors, api_keys, memory_audit, supersessions, reviews, agent_insight_members, semantic_members, semantic_memories, facts, index_outbox, episodes, batches, sessions"
+
+
+def truncate_all(engine: Engine, attempts: int = 5) -> None:
+    """Every table emptied and its ids restarted. TRUNCATE takes its locks table by table while a worker or
+    an API process of the test may hold a read lock on one and wait for another (the model check reads
+    embedding_model beside the episodes): PostgreSQL then aborts one side as a deadlock, and trying again
+    after it is the documented answer (it failed a fresh clone's setup once)."""
+    for attempt in range(attempts):
+        try:
+            with engine.begin() as conn:
+                conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+            return
+        except OperationalError as exc:
+            if not isinstance(exc.orig, DeadlockDetected) or attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def make_settings(tmp: Path, **overrides: object) -> Settings:

@@ -6,19 +6,17 @@ from typing import Any
 
 import httpx
 import redis
-from sqlalchemy import text
 
 from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.ingest.validation import utcnow
-from tests.integration.harness import REDIS_URL, TABLES, Stack
+from tests.integration.harness import REDIS_URL, Stack, truncate_all
 
 
 def fresh_keys(repo: Repository, *, writer: bool = False) -> dict[str, str]:
     """Empty tables and Redis db, then an admin key and two agents' keys (alpha, beta), and with `writer` a
     third agent's key that may write shared spaces."""
-    with repo.engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+    truncate_all(repo.engine)
     redis.Redis.from_url(REDIS_URL).flushdb()
     store = KeyStore(repo.engine)
     now = utcnow()
