@@ -101,7 +101,7 @@ def post_turns(
     for e in events:  # all or nothing here too: one turn for a scope the key may not write refuses the lot
         guard(caller, getattr(e, "agent_id", None), getattr(e, "user_id", None), "write")
     ledger = TurnIdLedger(
-        deps.stream.client, f"{deps.settings.stream_turns}:turn-ids", ttl_s=deps.settings.turn_id_ledger_s
+        deps.stream.client, f"{deps.stream.stream}:turn-ids", ttl_s=deps.settings.turn_id_ledger_s
     )
     reused, recorded = _reused_turn_ids(deps, ledger, events)
     if reused:
