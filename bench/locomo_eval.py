@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from bench.locomo_data import AGENT, K, Question, Ranker, Recalled, Table, score
-from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
+from pipeline.adapters.lexicon_cache import CONTEXT_CAP, CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.core.config import Settings
 from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
 
@@ -49,13 +49,34 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-value-order": replace(DEFAULT_TUNING, value_order=False),
+    # Re-scoring on and the session prior off together (issue 45's LongMemEval ablation: each alone helped).
+    "rescore-no-session-prior": replace(DEFAULT_TUNING, dense_rescore=True, session_prior=0.0),
+    # The parts issue 45's first ablation round found costing some set more than 0.005 R@10, off together.
+    "lean": replace(DEFAULT_TUNING, session_prior=0.0, lexical_confidence=0.0),
+    "lean-no-semantic": replace(DEFAULT_TUNING, session_prior=0.0, lexical_confidence=0.0, semantic=False),
+    # The simple hybrid through the pipeline: every candidate its own cosine, min-max 50/50, and nothing
+    # else that ranks (what review removed or superseded stays out): the floor each part must lift.
+    "plain": replace(
+        DEFAULT_TUNING,
+        dense_rescore=True,
+        session_prior=0.0,
+        lexical_confidence=0.0,
+        window_boost=1.0,
+        speaker_boost=1.0,
+        semantic=False,
+        subject_first=False,
+        updates=False,
+        value_order=False,
+    ),
 }
-# Lexicon variants: (previous-turn weight, next-turn weight).
+# Lexicon variants: (previous-turn weight, next-turn weight, capped by length).
 CONTEXT_VARIANTS = {
-    "no-context": (0.0, 0.0),
-    "no-next": (CONTEXT_WEIGHT, 0.0),
-    "context-0.5": (0.5, NEXT_WEIGHT),
-    "context-1.0": (1.0, NEXT_WEIGHT),
+    "no-context": (0.0, 0.0, False),
+    "no-next": (CONTEXT_WEIGHT, 0.0, CONTEXT_CAP),
+    "context-0.5": (0.5, NEXT_WEIGHT, CONTEXT_CAP),
+    "context-1.0": (1.0, NEXT_WEIGHT, CONTEXT_CAP),
+    "context-capped": (CONTEXT_WEIGHT, NEXT_WEIGHT, True),
+    "context-uncapped": (CONTEXT_WEIGHT, NEXT_WEIGHT, False),
 }
 
 
@@ -219,8 +240,14 @@ def evaluate(
             for name in variants:
                 t0 = time.perf_counter()
                 if name in CONTEXT_VARIANTS:
-                    previous, following = CONTEXT_VARIANTS[name]
-                    lexicon = Lexicon(store, refresh_s=3600.0, context_weight=previous, next_weight=following)
+                    previous, following, cap = CONTEXT_VARIANTS[name]
+                    lexicon = Lexicon(
+                        store,
+                        refresh_s=3600.0,
+                        context_weight=previous,
+                        next_weight=following,
+                        context_cap=cap,
+                    )
                     ranker = use_case(DEFAULT_TUNING, lexicon)
                 else:
                     ranker = use_case(VARIANTS[name], deps.lexicon)

@@ -200,10 +200,7 @@ def run_lme(
     by_conv: dict[str, list[LocomoTurn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation, []).append(t)
-    console.print(f"embedding {len(turns):,} turns for the floors", highlight=False)
-    vectors = dict(
-        zip(text_of, np.asarray(embedder.embed(list(text_of.values())), dtype=np.float32), strict=True)
-    )
+    vectors = dict(zip(text_of, _embedded(embedder, list(text_of.values()), console), strict=True))
 
     def vec(texts: list[str]) -> np.ndarray[Any, Any]:
         inverse = {v: k for k, v in text_of.items()}
@@ -233,12 +230,12 @@ def run_lme(
     def bm25_rank(item: Item) -> Ranked:
         return [((i,), text_of[i]) for (i,) in bm25(as_question(item))]
 
-    def ordered(item: Item) -> Ranked:
+    def ordered(item: Item, lead: bool = False) -> Ranked:
         ranked = hybrid(item)
         stmts = [
             value_order.Said(j, ts[ids[0]], role_of[ids[0]], text) for j, (ids, text) in enumerate(ranked)
         ]
-        order, _ = value_order.order(item.question, stmts)
+        order, _ = value_order.order(item.question, stmts, lead=lead)
         return [ranked[j] for j in order]
 
     rankers: dict[str, Callable[[Item], Ranked]] = {
@@ -246,6 +243,9 @@ def run_lme(
         "simple hybrid (floor)": hybrid,
         "naive: later look-alike first (floor)": lambda i: naive_reorder(bm25_rank(i), vec, ts),
         "simple hybrid + question-conditioned order (offline)": ordered,
+        "simple hybrid + question-conditioned order, wanted first of all (offline)": lambda i: ordered(
+            i, True
+        ),
     }
     if product:
         rankers["**product**"] = _product(settings, turns, samples, reuse, console, timeout_s, result)

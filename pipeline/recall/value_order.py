@@ -305,10 +305,13 @@ def _two_things(stated: Sequence[frozenset[str]]) -> bool:
     return any(a and b and not a & b for i, a in enumerate(named) for b in named[i + 1 :])
 
 
-def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dict[str, object]]]:
+def order(
+    question: str, hits: Sequence[Said], *, lead: bool = False
+) -> tuple[list[int], dict[int, dict[str, object]]]:
     """The positions of `hits` in their new order, and per moved-or-flagged hit what `explain` says (see the
     module docstring). Unchanged order and no notes when the question asks no value or fewer than two hits
-    said at different times state one."""
+    said at different times state one. `lead`: the wanted statement takes the first place of all, the
+    others below it keep their order."""
     positions = list(range(len(hits)))
     asked = asks(question)
     if asked is None:
@@ -342,6 +345,8 @@ def order(question: str, hits: Sequence[Said]) -> tuple[list[int], dict[int, dic
     out = list(positions)
     for slot, i in zip(stating, wanted, strict=True):
         out[slot] = i
+    if lead:
+        out = [wanted[0], *(i for i in out if i != wanted[0])]
     notes: dict[int, dict[str, object]] = {}
     head = wanted[0]
     for rank, i in enumerate(wanted):
