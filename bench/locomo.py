@@ -524,7 +524,6 @@ def verdict_lines(r: LocomoResult) -> list[str]:
         "change (lexical-only: no dense candidates; no-context: BM25 documents without the previous or next turn; "
         "no-next: without the next turn; no-stand-in: semantic memories do not replace their members; no-unfold: members of semantic memories too big to "
         "stand in keep review's member weight 0.5; "
-        "no-speaker: turns spoken by the one person a question names are not favoured; no-rescore: only the vector search's own hits have a cosine; no-session-prior: a candidate does "
-        "not gain a share of its session's best other match); the last row is the default, asked through "
+        "no-speaker: turns spoken by the one person a question names are not favoured; no-rescore: only the vector search's own hits have a cosine); the last row is the default, asked through "
         f"`GET /v1/recall`. Machine load average at the end: {load} (2 cores shared with other work).",
     ]

@@ -29,7 +29,6 @@ VARIANTS: dict[str, RecallTuning] = {
     "candidates-100": replace(DEFAULT_TUNING, candidates=100),
     "no-speaker": replace(DEFAULT_TUNING, speaker_boost=1.0),
     "no-rescore": replace(DEFAULT_TUNING, dense_rescore=False),
-    "no-session-prior": replace(DEFAULT_TUNING, session_prior=0.0),
     "semantic": replace(DEFAULT_TUNING, semantic=True),
     "no-semantic": replace(DEFAULT_TUNING, semantic=False),
     "no-subject-first": replace(DEFAULT_TUNING, subject_first=False),
@@ -49,17 +48,14 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-value-order": replace(DEFAULT_TUNING, value_order=False),
-    # Re-scoring on and the session prior off together (issue 45's LongMemEval ablation: each alone helped).
-    "rescore-no-session-prior": replace(DEFAULT_TUNING, dense_rescore=True, session_prior=0.0),
     # The parts issue 45's first ablation round found costing some set more than 0.005 R@10, off together.
-    "lean": replace(DEFAULT_TUNING, session_prior=0.0, lexical_confidence=0.0),
-    "lean-no-semantic": replace(DEFAULT_TUNING, session_prior=0.0, lexical_confidence=0.0, semantic=False),
+    "lean": replace(DEFAULT_TUNING, lexical_confidence=0.0),
+    "lean-no-semantic": replace(DEFAULT_TUNING, lexical_confidence=0.0, semantic=False),
     # The simple hybrid through the pipeline: every candidate its own cosine, min-max 50/50, and nothing
     # else that ranks (what review removed or superseded stays out): the floor each part must lift.
     "plain": replace(
         DEFAULT_TUNING,
         dense_rescore=True,
-        session_prior=0.0,
         lexical_confidence=0.0,
         window_boost=1.0,
         speaker_boost=1.0,

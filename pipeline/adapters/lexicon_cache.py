@@ -38,7 +38,6 @@ class _Scope:
         default_factory=dict
     )  # session -> its latest turn, the next one's context
     last_doc: dict[str, tuple[str, int]] = field(default_factory=dict)  # session -> its latest document
-    session_of: dict[tuple[str, int], str] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # name tokens of everyone who spoke in the scope
     # Embeddings of the recallable documents (Lexicon(vectors=True)): float16 rows, grown by doubling.
     vector_rows: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -134,13 +133,6 @@ class Lexicon:
             kind, ref = cast(tuple[str, int], doc)  # the keys _refresh adds
             out.append((str(kind), int(ref), s))
         return out
-
-    def sessions(
-        self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
-    ) -> dict[tuple[str, int], str]:
-        """The session of each of these documents that has one, as indexed."""
-        scope = self._scope(agent_id, user_id)
-        return {key: session for key in keys if (session := scope.session_of.get(key)) is not None}
 
     def vectors(
         self, agent_id: str, user_id: str, keys: Iterable[tuple[str, int]]
@@ -266,10 +258,7 @@ class Lexicon:
         scope.index.add(ref, terms)
         if doc.embedding is not None:
             _hold_vector(scope, ref, doc.embedding)
-        if doc.session_id is not None:
-            scope.session_of[ref] = doc.session_id
-            if not link:
-                return
+        if doc.session_id is not None and link:
             scope.last_doc[doc.session_id] = ref
 
     def invalidate(self) -> None:

@@ -192,10 +192,6 @@ class LexicalSearch(Protocol):
         document could score for this query (`BM25.ceiling`), in [0, 1]."""
         ...
 
-    def sessions(self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]) -> dict[MemoryKey, str]:
-        """The session of each of these documents that has one."""
-        ...
-
     def vectors(self, agent_id: str, user_id: str, keys: Iterable[MemoryKey]) -> dict[MemoryKey, Vector]:
         """The held embeddings of these documents, for those that have one."""
         ...

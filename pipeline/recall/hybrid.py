@@ -125,8 +125,6 @@ def recall(
     fused = ranking.normalised(lists, weights=weights) if use_lexical else dict(dense_list)
     for key, value in fused.items():
         candidates[key].fused = value
-    if lexicon is not None and tuning.session_prior > 0:
-        _session_prior(candidates, lexicon, agent_id, user_id, tuning.session_prior)
 
     # Episodes and semantic memories are hydrated side by side (two connections, one round trip of wait).
     memory_ids = [ref for kind, ref in candidates if kind == SEMANTIC]
@@ -336,25 +334,6 @@ def _episode_vectors(
         return lexicon.vectors(agent_id, user_id, keys)
     stored = store.embeddings(sorted(ref for _, ref in keys), agent_id=agent_id, user_id=user_id)
     return {(EPISODE, ref): v for ref, v in stored.items()}
-
-
-def _session_prior(
-    candidates: dict[Key, Candidate], lexicon: LexicalSearch, agent_id: str, user_id: str, share: float
-) -> None:
-    """Each candidate gains `share` of the best relevance among the other candidates of its session."""
-    sessions = lexicon.sessions(agent_id, user_id, candidates)
-    best: dict[str, list[float]] = {}
-    for key, session in sessions.items():
-        top = best.setdefault(session, [0.0, 0.0])
-        value = candidates[key].fused
-        if value > top[0]:
-            top[0], top[1] = value, top[0]
-        elif value > top[1]:
-            top[1] = value
-    for key, session in sessions.items():
-        c = candidates[key]
-        first, second = best[session]
-        c.fused += share * (second if c.fused == first else first)
 
 
 def named_speaker(query: str, speakers: Iterable[str | None]) -> str | None:

@@ -17,8 +17,8 @@ class RecallTuning:
     -0.001 (helps one set), fact boost 0 / 0, 0 / -0.011, 0 / 0, and mixing the session neighbours'
     vectors into a turn's cosine (below re-scoring's R@10) were off and are deleted (issue 45: a part that
     does not pay goes, code and setting); cosine re-scoring -0.027 / -0.018, +0.023 / +0.001, +0.028 /
-    +0.026 (helps one: off); session prior -0.014 / -0.018, +0.018 / -0.003,
-    -0.016 / -0.028 (on); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
+    +0.026 (helps one: off); the session prior was on (-0.014 / -0.018, +0.018 / -0.003, -0.016 / -0.028)
+    until issue 45's second round deleted it (see below); the review's member weight and stand-ins ("members-whole" off: LoCoMo not run,
     +0.020 / +0.020, 0 / +0.005): members rank at their whole weight; since issue 40 a coherent memory
     stands in for the members its text states (see `semantic`).
     """
@@ -121,19 +121,11 @@ class RecallTuning:
     # for it (LoCoMo: 2,150 turns sit in memories of more than 12 members).
     member_weight: float = 0.5
     unfold_big: bool = True
-    # A candidate gains this share of the best relevance among the other candidates of its session (the
-    # cluster hypothesis, session-wide: what a conversation is about lifts its other matching turns over
-    # equally matching turns of conversations about something else). LoCoMo 1-5, with dense_rescore, at
-    # dense_weight 0.3:
-    # R@5 / R@10 0.727 / 0.799 -> 0.723 / 0.804 (0.1: 0.728 / 0.802; 0.15: 0.729 / 0.802; 0.4: 0.722 /
-    # 0.802), held out 0.698 / 0.778 -> 0.706 / 0.788; R@10 is the target this is short of, hence 0.25.
-    # The opposite, a factor 0.8 per better hit already taken from the same session (diversity for
-    # multi-evidence questions), lost 0.024 / 0.019 (held out 0.032 / 0.037); spreading two turns away
-    # (the same speaker's previous / next turn) at 0.35 / 0.35 was within 0.002 of none (0.5 / 0.5 and
-    # 0.6 / 0.4 lower).
-    # With the final defaults (`hindsight bench locomo --variant no-session-prior`): 0.728 / 0.798 without
-    # it, 0.726 / 0.805 with it (held out 0.689 / 0.780 -> 0.708 / 0.787).
-    session_prior: float = 0.25
+    # Deleted by issue 45 (code and setting): a session prior, where each candidate gained a quarter of the
+    # best relevance among the other candidates of its session. R@10 without it, 2026-12-06 through the
+    # pipeline: friends_chat -0.035, bilingual_en -0.020, bilingual_cross -0.009, but bilingual_zh +0.049,
+    # restated +0.025, assistant_help +0.023, LongMemEval (12 questions) +0.058: it cost four shapes more
+    # than 0.005. A conversation's topic is a prior only where sessions hold one topic each.
     # Every candidate gets a cosine: the vector search's 50 hits have theirs, and the lexical candidates
     # (up to `dense_lexical`) get one from the embeddings the lexicon holds (Lexicon(vectors=True); else
     # one SELECT of them). Before, a lexical candidate outside the vector search's 50 counted 0 on the dense

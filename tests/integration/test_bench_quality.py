@@ -52,13 +52,13 @@ def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(
         Settings(),
         sets=[eval_set],
         reuse=False,
-        variants=["no-session-prior"],
+        variants=["no-speaker"],
         write=False,
         console=Console(file=out, width=200),
     )
     names = [t.name for t in result.tables]
     assert names[:3] == ["BM25 (floor)", "dense (floor)", "simple hybrid (floor)"]
-    assert "hybrid, no-session-prior" in names
+    assert "hybrid, no-speaker" in names
     assert names[-1] == "**product (GET /v1/recall)**"
     assert result.questions == 3
     assert result.conversations == 1

@@ -191,7 +191,6 @@ def test_held_vectors_are_the_recallable_turns_embeddings_and_their_sessions_are
     assert got[(e, 1)].dtype == np.float32
     assert got[(e, 1)].tolist() == [1.0, 0.0]
     assert np.allclose(got[(e, 1099)], [0.6, 0.8], atol=1e-3)  # float16 held
-    assert lex.sessions("a", "u", [(e, 1), (e, 2), (e, 3)]) == {(e, 1): "s1", (e, 3): "s2"}
     assert _lexicon(store, vectors=False).vectors("a", "u", [(e, 1)]) == {}
 
 

@@ -294,31 +294,6 @@ def test_the_named_speaker_s_own_turns_get_the_speaker_boost() -> None:
     assert unnamed.score == pytest.approx(0.6)
 
 
-def test_session_prior_lifts_candidates_by_the_best_other_match_of_their_session() -> None:
-    e = "episode"
-
-    class Lexicon:
-        def sessions(self, agent_id: str, user_id: str, keys: object) -> dict[tuple[str, int], str]:
-            return {(e, 1): "s1", (e, 2): "s1", (e, 3): "s2", (e, 4): "s1"}
-
-    candidates = {
-        (e, 1): recall_hits.Candidate((e, 1), fused=1.0),
-        (e, 2): recall_hits.Candidate((e, 2), fused=0.4),
-        (e, 3): recall_hits.Candidate((e, 3), fused=0.5),  # alone in its session: nothing to gain
-        (e, 4): recall_hits.Candidate((e, 4), fused=0.0),
-        ("semantic", 9): recall_hits.Candidate(("semantic", 9), fused=0.6),  # no session
-    }
-    recall._session_prior(candidates, Lexicon(), "a", "u", 0.25)  # type: ignore[arg-type]
-    fused = {k: c.fused for k, c in candidates.items()}
-    assert fused[(e, 1)] == pytest.approx(1.0 + 0.25 * 0.4)  # the best gains from the second best
-    assert fused[(e, 2)] == pytest.approx(0.4 + 0.25 * 1.0)
-    assert fused[(e, 4)] == pytest.approx(0.25 * 1.0)
-    assert fused[(e, 3)] == pytest.approx(0.5)
-    assert fused[("semantic", 9)] == pytest.approx(0.6)
-    # Now above the other session's 0.5, which matched the query better on its own.
-    assert fused[(e, 2)] > fused[(e, 3)]
-
-
 def test_dense_rescore_takes_cosines_from_the_lexicon_s_vectors_without_reading_the_store() -> None:
     import numpy as np
 
