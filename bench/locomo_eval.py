@@ -48,6 +48,7 @@ VARIANTS: dict[str, RecallTuning] = {
     "dense-for-cjk-queries": replace(DEFAULT_TUNING, dense_reads_cjk=True),
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-value-order": replace(DEFAULT_TUNING, value_order=False),
+    "no-value-lead": replace(DEFAULT_TUNING, value_lead=False),
     # The parts issue 45's first ablation round found costing some set more than 0.005 R@10, off together.
     "lean": replace(DEFAULT_TUNING, lexical_confidence=0.0),
     "lean-no-semantic": replace(DEFAULT_TUNING, lexical_confidence=0.0, semantic=False),

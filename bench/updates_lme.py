@@ -368,6 +368,7 @@ def figures(r: LmeResult) -> dict[str, float]:
         "simple hybrid (floor)": "hybrid",
         "naive: later look-alike first (floor)": "naive",
         "simple hybrid + question-conditioned order (offline)": "ordered",
+        "simple hybrid + question-conditioned order, wanted first of all (offline)": "ordered_lead",
         "**product**": "product",
     }
     out: dict[str, float] = {}

@@ -56,17 +56,19 @@ def order(
     keep = asked is not None and asked.ordering != value_order.CURRENT
     out = _apply(list(hits), position, links, 1.0 if keep else tuning.update_demotion)
     if tuning.value_order and asked is not None:
-        out = _by_question(out, rows, query, k)
+        out = _by_question(out, rows, query, k, lead=tuning.value_lead)
     return _flag_unmatched(out, position, rows)
 
 
-def _by_question(hits: list[Hit], rows: dict[int, RecallEpisode], query: str, k: int) -> list[Hit]:
+def _by_question(
+    hits: list[Hit], rows: dict[int, RecallEpisode], query: str, k: int, *, lead: bool
+) -> list[Hit]:
     """The first `k` hits reordered by `value_order.order`: the hits that state the value asked for trade
-    places (and scores) among themselves; every other hit keeps its place, and no hit enters or leaves the
-    first `k`."""
+    places (and scores) among themselves, the wanted one first of all with `lead` (the hits above it move
+    one down); no hit enters or leaves the first `k`."""
     top = sorted(range(len(hits)), key=lambda i: rank_key(hits[i]), reverse=True)[:k]
     said = [_as_said(hits[i], rows) for i in top]
-    new_order, notes = value_order.order(query, said)
+    new_order, notes = value_order.order(query, said, lead=lead)
     if not notes:
         return hits
     out = list(hits)

@@ -141,3 +141,28 @@ def test_the_assistants_proposal_is_no_newer_value_of_the_users() -> None:
     new_order, notes = order("Where do I deploy the landing page?", echo)
     assert new_order[0] == 0
     assert notes.get(0, {}).get("value_order") == CURRENT
+
+
+def test_with_lead_the_wanted_statement_goes_first_of_all_and_the_others_keep_their_order() -> None:
+    other = _said(0, 30, FILLER + "Mornings are when I water everything before work.")
+    old = _said(1, 40, FILLER + "By the way, I now have 9 plants in total on the balcony.")
+    unrelated = _said(2, 10, "Can you recommend a good book about habits?")
+    new = _said(
+        3, 3, FILLER + "Oh, and I repotted the ferns, so now I have 14 plants in total on the balcony."
+    )
+    question = "How many plants do I have on the balcony?"
+    assert order(question, [other, old, unrelated, new])[0] == [0, 3, 2, 1]  # among their own slots
+    assert order(question, [other, old, unrelated, new], lead=True)[0] == [3, 0, 2, 1]
+    # The oldest first for a previous value, and nothing moves for a question that asks no value.
+    assert order("How many plants did I have originally?", [other, new, unrelated, old], lead=True)[0] == [
+        3,
+        0,
+        2,
+        1,
+    ]
+    assert order("Why do I water in the mornings?", [other, old, unrelated, new], lead=True)[0] == [
+        0,
+        1,
+        2,
+        3,
+    ]
