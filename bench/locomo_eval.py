@@ -39,9 +39,6 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-window": replace(DEFAULT_TUNING, window_boost=1.0),
     "dense-0.4": replace(DEFAULT_TUNING, dense_weight=0.4),
     "dense-2": replace(DEFAULT_TUNING, dense_weight=2.0),
-    "no-lexical-confidence": replace(DEFAULT_TUNING, lexical_confidence=0.0),
-    "lexical-confidence-0.5": replace(DEFAULT_TUNING, lexical_confidence=0.5),
-    "lexical-confidence-1": replace(DEFAULT_TUNING, lexical_confidence=1.0),
     "no-passage-discount": replace(DEFAULT_TUNING, passage_discount=0.0),
     # A passage's cosine discounted below any turn's: long turns found by their first window only.
     "no-passages": replace(DEFAULT_TUNING, passage_discount=2.0),
@@ -49,15 +46,11 @@ VARIANTS: dict[str, RecallTuning] = {
     "no-updates": replace(DEFAULT_TUNING, updates=False),
     "no-value-order": replace(DEFAULT_TUNING, value_order=False),
     "no-value-lead": replace(DEFAULT_TUNING, value_lead=False),
-    # The parts issue 45's first ablation round found costing some set more than 0.005 R@10, off together.
-    "lean": replace(DEFAULT_TUNING, lexical_confidence=0.0),
-    "lean-no-semantic": replace(DEFAULT_TUNING, lexical_confidence=0.0, semantic=False),
     # The simple hybrid through the pipeline: every candidate its own cosine, min-max 50/50, and nothing
     # else that ranks (what review removed or superseded stays out): the floor each part must lift.
     "plain": replace(
         DEFAULT_TUNING,
         dense_rescore=True,
-        lexical_confidence=0.0,
         window_boost=1.0,
         speaker_boost=1.0,
         semantic=False,

@@ -74,7 +74,6 @@ ABLATIONS = (
     "no-subject-first",
     "no-updates",
     "no-semantic",
-    "no-lexical-confidence",
     "no-context",
     "context-capped",
     "rescore",

@@ -114,9 +114,7 @@ def recall(
             store, lexicon, vector, candidates, agent_id, user_id, tuning, passage_best
         )
     lists = {"dense": dense_list, "lexical": lex_list}
-    lexical_weight = tuning.lexical_weight * ranking.lexical_confidence(
-        max((s for _, s in lex_list), default=0.0), tuning.lexical_confidence
-    )
+    lexical_weight = tuning.lexical_weight
     dense_weight = tuning.dense_weight
     if lex_list and not tuning.dense_reads_cjk and mostly_cjk(query):
         dense_weight = 0.0  # the model cannot read the query (RecallTuning.dense_reads_cjk)

@@ -18,7 +18,6 @@ __all__ = [
     "SOURCE_TRUST",
     "UNKNOWN_TRUST",
     "Factors",
-    "lexical_confidence",
     "normalised",
     "order_turns",
     "passage_cosine",
@@ -57,13 +56,6 @@ class Factors:
 
     def product(self) -> float:
         return self.weight * self.trust * self.semantic * self.window * self.superseded * self.speaker
-
-
-def lexical_confidence(best_share: float, exponent: float) -> float:
-    """How much the lexical list counts in min-max fusion: the share of the query its best match covers
-    (`LexicalSearch.search`), to the power `exponent` (0: always whole). Min-max makes any list's best 1,
-    so a best match sharing one common word with the query counted as much as one that matches all of it."""
-    return max(best_share, 0.0) ** exponent if exponent else 1.0
 
 
 def passage_cosine(cosine: float, discount: float) -> float:

@@ -46,19 +46,10 @@ class RecallTuning:
     # has any match: MiniLM's vector of such a query ranks at random, and min-max fusion gave its top
     # cosine full weight ("瑜伽课" ranked a recipe above the yoga class the lexical side found).
     dense_reads_cjk: bool = False
-    # The lexical list's weight times (share of the query its best match covers) ** this, under min-max
-    # fusion (`ranking.lexical_confidence`; 0: off). Min-max gives a best match sharing one word with the
-    # question full weight, as much as a dense match that says what it asks. Chosen on the dev halves of
-    # the three sets through the pipeline (2026-12-04, R@5 / R@10 over all questions against 0): at 0.25
-    # LoCoMo 0.653 / 0.755 against 0.677 / 0.768, assistant_help 0.568 / 0.649 against 0.539 / 0.623,
-    # friends_chat 0.518 / 0.602 against 0.492 / 0.594 (it helps two of the three); at 0.5 LoCoMo 0.614 /
-    # 0.738, assistant_help 0.573 / 0.669, friends_chat 0.506 / 0.605; at 1.0 LoCoMo 0.551 / 0.674. Dev
-    # halves, summed over the sets, R@5 / R@10: 0 1.742 / 2.014, 0.25 1.779 / 2.046, 0.5 1.715 / 2.045.
-    # The test halves at 0.25 (never tuned on): LoCoMo -0.026 / -0.012, assistant_help +0.051 / +0.059,
-    # friends_chat +0.001 / -0.037. (Offline over raw turns, before: exponent 1 took assistant_help's R@10
-    # 0.558 -> 0.654; through the pipeline at 0.5 a fact deep in a long reply lost its place,
-    # tests/integration/test_long_turns.py, which holds at 0.25.)
-    lexical_confidence: float = 0.25
+    # Deleted by issue 45's second round (code and setting): "lexical confidence", the lexical list's
+    # weight times (share of the query its best match covers) ** 0.25. R@10 it made, 2026-12-06 through the
+    # pipeline: LoCoMo -0.011 (R@5 -0.029), LongMemEval 0 (R@5 -0.023), assistant_help +0.042, friends_chat
+    # +0.012, bilingual_en +0.006: it helped the sets this project generated and cost the two it did not.
     candidates: int = 50  # from each retriever
     # A long turn's passage counts for the turn at its cosine less this (`ranking.passage_cosine`). Taking
     # the best of a reply's many windows at face value lifted long replies over the short turns that held

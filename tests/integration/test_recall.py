@@ -229,12 +229,12 @@ def test_a_question_about_the_user_favours_the_user_s_own_turns_over_the_assista
     assert {ids[0], ids[1]} <= set(by_turn)
     assert by_turn[ids[0]]["explain"]["speaker_boost"] > 1  # the user's turn
     assert by_turn[ids[1]]["explain"]["speaker_boost"] == 1  # the assistant's
-    # The reply matches the question's words far better (fused 1.95 against 1.05 here); the boost and the
-    # reply's lower source trust bring the user's turn level with it. Until issue 45 the session prior (a
-    # share of the best other match of the session: each lifted the other) put it just above; deleted by
-    # measurement (it cost four shapes of conversation), the two now sit within a hair of each other.
+    # The reply matches the question's words far better (fused ~1.9 against ~1.0 here); the boost and the
+    # reply's lower source trust bring the user's turn level with it (within a few percent). Until issue 45
+    # the session prior (each turn gained a share of its session's best other match) and the lexical
+    # confidence put it just above; both were deleted by measurement, each costing sets it was not tuned on.
     assert {_position(results, ids[0]), _position(results, ids[1])} == {0, 1}
-    assert by_turn[ids[0]]["score"] >= 0.99 * by_turn[ids[1]]["score"]
+    assert by_turn[ids[0]]["score"] >= 0.95 * by_turn[ids[1]]["score"]
     assert by_turn[ids[0]]["explain"]["fused"] < 0.6 * by_turn[ids[1]]["explain"]["fused"]
     # Without the role named, the reply that repeats the question's words ranks first.
     plain = _recall(stack, "Where to deploy the landing page?", "ro")

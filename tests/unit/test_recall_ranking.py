@@ -409,10 +409,3 @@ def test_bm25_ceiling_bounds_every_score_and_a_full_match_nears_it() -> None:
     assert shares == pytest.approx({doc: s / ceiling for doc, s in scores.items()})
     assert index.ceiling("soup") > 0
     assert index.ceiling("zebra") == 0.0
-
-
-def test_a_weak_best_lexical_match_counts_less_in_min_max_fusion() -> None:
-    assert ranking.lexical_confidence(1.0, 0.5) == 1.0
-    assert ranking.lexical_confidence(0.25, 0.5) == pytest.approx(0.5)
-    assert ranking.lexical_confidence(0.25, 0.0) == 1.0  # off: min-max as it was
-    assert ranking.lexical_confidence(0.0, 0.5) == 0.0
