@@ -200,12 +200,16 @@ FEATURES: tuple[Feature, ...] = (
     _f(
         "exfiltration",
         0.8,
-        rf"\b(?:send|forward|upload|leak|transmit|exfiltrate|copy|share|dump|hand over|post)\b{_GAP}"
+        # Copying or dumping all of something is ordinary work ("wouldn't /mir copy all 1TB of data?"): those
+        # two verbs count with a destination only; harvesting is a gardener's word unless data is harvested.
+        rf"\b(?:send|forward|upload|leak|transmit|exfiltrate|share|hand over|post)\b{_GAP}"
         rf"\b(?:all|every|entire|whole|full|everything)\b{_GAP}(?:\b{_DATA}\b|{_TARGET})|"
+        rf"\b(?:copy|dump)\b{_GAP}\b(?:all|every|entire|whole|full|everything)\b{_GAP}{_TARGET}|"
         rf"\b(?:the user'?s?|their|this user'?s?)\b {_GAP}\b{_DATA}\b{_GAP}\b(?:to|into|on|via)\b{_GAP}"
         rf"(?:{_TARGET}|\bpublic\b|\bonline\b|\bthird part)|"
         rf"\b(?:share|leak|send|expose|hand over)\b{_GAP}\ball (?:stored|saved) \w+\b|"
-        rf"\b(?:exfiltrate|harvest)\w*\b|\b(?:leak|steal)\b{_GAP}\b(?:the user'?s?|their|all|every)\b{_GAP}"
+        rf"\bexfiltrat\w*\b|\bharvest\w*\b{_GAP}\b(?:{_DATA}|e-?mail addresses|accounts)\b|"
+        rf"\b(?:leak|steal)\b{_GAP}\b(?:the user'?s?|their|all|every)\b{_GAP}"
         rf"\b{_DATA}\b|!\[[^\]]*\]\((?:https?://)?[^)\s]*\?[^)]*\)",
     ),
     _f(
