@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from bench.locomo_data import AGENT, K, Question, Ranker, Recalled, Table, score
-from pipeline.adapters.lexicon_cache import CONTEXT_CAP, CONTEXT_WEIGHT, NEXT_WEIGHT
+from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.core.config import Settings
 from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
 
@@ -59,14 +59,12 @@ VARIANTS: dict[str, RecallTuning] = {
         value_order=False,
     ),
 }
-# Lexicon variants: (previous-turn weight, next-turn weight, capped by length).
+# Lexicon variants: (previous-turn weight, next-turn weight).
 CONTEXT_VARIANTS = {
-    "no-context": (0.0, 0.0, False),
-    "no-next": (CONTEXT_WEIGHT, 0.0, CONTEXT_CAP),
-    "context-0.5": (0.5, NEXT_WEIGHT, CONTEXT_CAP),
-    "context-1.0": (1.0, NEXT_WEIGHT, CONTEXT_CAP),
-    "context-capped": (CONTEXT_WEIGHT, NEXT_WEIGHT, True),
-    "context-uncapped": (CONTEXT_WEIGHT, NEXT_WEIGHT, False),
+    "no-context": (0.0, 0.0),
+    "no-next": (CONTEXT_WEIGHT, 0.0),
+    "context-0.5": (0.5, NEXT_WEIGHT),
+    "context-1.0": (1.0, NEXT_WEIGHT),
 }
 
 
@@ -230,14 +228,8 @@ def evaluate(
             for name in variants:
                 t0 = time.perf_counter()
                 if name in CONTEXT_VARIANTS:
-                    previous, following, cap = CONTEXT_VARIANTS[name]
-                    lexicon = Lexicon(
-                        store,
-                        refresh_s=3600.0,
-                        context_weight=previous,
-                        next_weight=following,
-                        context_cap=cap,
-                    )
+                    previous, following = CONTEXT_VARIANTS[name]
+                    lexicon = Lexicon(store, refresh_s=3600.0, context_weight=previous, next_weight=following)
                     ranker = use_case(DEFAULT_TUNING, lexicon)
                 else:
                     ranker = use_case(VARIANTS[name], deps.lexicon)

@@ -75,7 +75,6 @@ ABLATIONS = (
     "no-updates",
     "no-semantic",
     "no-context",
-    "context-capped",
     "rescore",
     "plain",
 )

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.adapters.postgres.recall_sql import LexicalDoc, RecallStore
-from pipeline.recall.lexical import BM25, length_ratio, tokens, weighted_terms
+from pipeline.recall.lexical import BM25, tokens, weighted_terms
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Rows committed slightly out of order in `reviewed_at` are caught by re-reading a short overlap.
@@ -56,8 +56,6 @@ class _Scope:
 # +0.008 R@10 on top (0.2 and 0.5 measured within 0.005 of it).
 CONTEXT_WEIGHT = 0.75
 NEXT_WEIGHT = 0.3
-# A neighbour's words count at most as much, in all, as the turn's own (`lexical.weighted_terms`, capped).
-CONTEXT_CAP = False
 # A neighbour that is not recallable itself (cold) is found only through these documents, yet counting its
 # words more (1.0 previous, 0.75 next) measured within 0.002 of the same weights for all (LoCoMo 1-5).
 # A participant's name in someone else's turn is mostly an address ("Thanks, Melanie!"), not what the turn
@@ -102,7 +100,6 @@ class Lexicon:
         context_weight: float = CONTEXT_WEIGHT,
         next_weight: float = NEXT_WEIGHT,
         address_weight: float = ADDRESS_WEIGHT,
-        context_cap: bool = CONTEXT_CAP,
         max_scopes: int = 256,
         max_bytes: int = 1 << 30,
         vectors: bool = True,
@@ -112,7 +109,6 @@ class Lexicon:
         self.context_weight = context_weight
         self.next_weight = next_weight
         self.address_weight = address_weight
-        self.context_cap = context_cap
         self.max_scopes = max_scopes
         # Beyond this (estimated) the least recently used scopes are dropped, to be rebuilt from PostgreSQL
         # on their next recall: the recall bench's 100,000-turn scope holds 191 MiB (tracemalloc; 3.4 M
@@ -221,12 +217,7 @@ class Lexicon:
                     # The answer to a question is context of the question, too.
                     scope.index.extend(
                         before,
-                        weighted_terms(
-                            "",
-                            context=doc.text,
-                            context_weight=self.next_weight
-                            * (length_ratio(context, doc.text) if self.context_cap else 1.0),
-                        ),
+                        weighted_terms("", context=doc.text, context_weight=self.next_weight),
                     )
             if doc.recallable:
                 self._add(scope, ref, doc, context)
@@ -245,9 +236,7 @@ class Lexicon:
         # The speaker's name is a field of the turn, so "what did Caroline say about..." finds
         # Caroline's turns; the previous turn is context without its speaker's name.
         own = f"{doc.speaker} {doc.text}" if doc.speaker else doc.text
-        terms = weighted_terms(
-            own, context=context, context_weight=self.context_weight, capped=self.context_cap
-        )
+        terms = weighted_terms(own, context=context, context_weight=self.context_weight)
         if doc.speaker:
             self_names = set(tokens(doc.speaker))
             scope.speakers.update(self_names)

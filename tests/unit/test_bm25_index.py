@@ -70,21 +70,3 @@ def test_a_search_scores_only_the_documents_it_began_with() -> None:
     assert "late" in index
     assert [d for d, _ in got] == ["a", "b"]
     assert index.search("puppy", 1)[0][0] == "late"  # and the next search has it
-
-
-def test_a_capped_context_never_outweighs_the_turn_it_explains() -> None:
-    question = "which one is cheaper?"
-    reply = " ".join(["postgres tuning vacuum autovacuum index bloat"] * 20)  # a long reply before it
-    uncapped = lexical.weighted_terms(question, context=reply, context_weight=0.75)
-    capped = lexical.weighted_terms(question, context=reply, context_weight=0.75, capped=True)
-    own = sum(lexical.weighted_terms(question).values())
-    assert sum(uncapped.values()) - own > 10 * own  # the reply's words swamp the question
-    assert sum(capped.values()) - own == pytest.approx(0.75 * own)  # at most the question's own mass
-    assert capped["cheaper"] == uncapped["cheaper"] == 1.0
-    # A neighbour no longer than the turn counts as before.
-    short = "postgres vacuum"
-    assert lexical.weighted_terms(question, context=short, context_weight=0.75, capped=True) == (
-        lexical.weighted_terms(question, context=short, context_weight=0.75)
-    )
-    assert lexical.length_ratio(question, reply) < 0.1
-    assert lexical.length_ratio(reply, question) == 1.0
