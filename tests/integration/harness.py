@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -206,6 +207,27 @@ class Stack:
             runner.stop_event.set()
         for thread in self.threads:
             thread.join(10)
+
+    def write_session(
+        self, agent_id: str, user_id: str, session: str, turns: list[tuple[str, str]], start: datetime
+    ) -> list[str]:
+        """Write one session's turns (role, content) a minute apart through the client, end the session and
+        wait until its turns are reviewed and indexed; their turn ids."""
+        ids = [
+            self.client.write_memory(
+                agent_id,
+                user_id,
+                session,
+                role,
+                content,
+                ts=start + timedelta(minutes=i),
+                turn_id=f"{session}-{i}",
+            )
+            for i, (role, content) in enumerate(turns)
+        ]
+        self.client.end_session(agent_id, user_id, session)
+        self.wait_indexed(ids)
+        return ids
 
     def wait_indexed(self, turn_ids: list[str], timeout: float = 90.0) -> None:
         wait_until(

@@ -24,16 +24,7 @@ MAR = datetime(2026, 3, 3, 15, 0, tzinfo=UTC)
 
 
 def _session(stack: Stack, session: str, turns: list[tuple[str, str]], start: datetime) -> list[str]:
-    """Write one session's turns (role, content), a minute apart, end it and wait for its review."""
-    ids = [
-        stack.client.write_memory(
-            AGENT, USER, session, role, content, ts=start + timedelta(minutes=i), turn_id=f"{session}-{i}"
-        )
-        for i, (role, content) in enumerate(turns)
-    ]
-    stack.client.end_session(AGENT, USER, session)
-    stack.wait_indexed(ids)
-    return ids
+    return stack.write_session(AGENT, USER, session, turns, start)
 
 
 def _recall(stack: Stack, q: str, **params: Any) -> list[dict[str, Any]]:

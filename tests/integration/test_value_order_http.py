@@ -6,7 +6,7 @@ original statement is superseded too. `explain.value_order` says which ordering 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -54,15 +54,7 @@ API_NEW = (
 
 
 def _write(stack: Stack, session: str, turns: list[tuple[str, str]], start: datetime) -> list[str]:
-    ids = [
-        stack.client.write_memory(
-            AGENT, USER, session, role, content, ts=start + timedelta(minutes=i), turn_id=f"{session}-{i}"
-        )
-        for i, (role, content) in enumerate(turns)
-    ]
-    stack.client.end_session(AGENT, USER, session)
-    stack.wait_indexed(ids)
-    return ids
+    return stack.write_session(AGENT, USER, session, turns, start)
 
 
 def _recall(stack: Stack, q: str) -> list[dict[str, Any]]:
