@@ -22,7 +22,8 @@ from pipeline.review.review_batch import ReviewConfig
 
 @lru_cache(maxsize=1)
 def repository() -> Repository:
-    return Repository(make_engine(get_settings().db_url, pool_size=2))
+    # The worker's model goes with its writes: a model change that switches the store mid-review refuses them.
+    return Repository(make_engine(get_settings().db_url, pool_size=2), vectors_by=model_identity())
 
 
 @lru_cache(maxsize=1)

@@ -9,6 +9,9 @@ It runs inside the API process, which owns the index (in embedded mode no other 
    collection (ModelStore.switch); then this process swaps its index and query embedder, drops the
    lexicon's vectors, drops the old collection and re-queues the store for the indexer, which brings in
    whatever changed in the meantime (statuses, turns reviewed during the change).
+A review worker still on the old model cannot write after 3: each review write checks the store's model
+under a share lock on its row (model_sql.check_vectors_by), so it lands before the switch (whose catch-up
+re-embeds it) or is refused and retried by a worker restarted with the new model.
 Until 3, recall reads the old collection with the old model. A killed run leaves its progress in
 PostgreSQL: asking again continues from the cursors (upserts by point id and by row: nothing twice).
 """

@@ -52,6 +52,15 @@ def clean(repo: Repository) -> None:
     return None
 
 
+@pytest.fixture
+def forget_model(repo: Repository) -> Iterator[None]:
+    """For a test that records a model: the session's worker (MiniLM) checks the record at each review, so
+    none is left behind for the next test."""
+    yield
+    with repo.engine.begin() as conn:
+        conn.execute(text("TRUNCATE embedding_model, reindex_job, reindex_vectors"))
+
+
 @pytest.fixture(scope="session")
 def embedder() -> SentenceTransformerEmbedder:
     e = SentenceTransformerEmbedder(Settings().embedding)

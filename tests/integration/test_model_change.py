@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -78,14 +77,6 @@ def _start_api_role(tmp: Path, model: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "api"], env=env, capture_output=True, text=True, timeout=120
     )
-
-
-@pytest.fixture
-def forget_model(repo: Repository) -> Iterator[None]:
-    """The session's worker (MiniLM) checks the record at its start: leave none behind for the next run."""
-    yield
-    with repo.engine.begin() as conn:
-        conn.execute(text("TRUNCATE embedding_model, reindex_job, reindex_vectors"))
 
 
 def test_a_model_change_re_embeds_beside_the_old_index_survives_a_stop_and_switches(

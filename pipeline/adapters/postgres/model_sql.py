@@ -10,9 +10,10 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from pipeline.adapters.model_identity import ModelIdentity
+from pipeline.adapters.model_identity import ModelIdentity, mismatch_message
 from pipeline.adapters.postgres.engine import translate_errors
 from pipeline.adapters.postgres.store import SqlStore
+from pipeline.core.errors import ConfigError
 from pipeline.core.models import EPISODE
 from pipeline.core.ports import IndexPoint
 from pipeline.core.vector_ids import passage_point_id, point_id
@@ -229,6 +230,24 @@ class ModelStore(SqlStore):
             )
             conn.execute(text("DELETE FROM reindex_job"))
             conn.execute(text("DELETE FROM reindex_vectors"))
+
+
+def check_vectors_by(conn: Connection, identity: ModelIdentity) -> None:
+    """Inside a transaction that writes vectors: refuse when the store's model is no longer `identity`.
+
+    A review checks the model when it starts, but a model change can switch the store while it embeds; its
+    old-model vectors, written after the switch, would sit in the new index where no query finds them. The
+    share lock waits for a switch in progress (it holds the row FOR UPDATE) and keeps one from starting
+    until this transaction ends, so a write lands wholly before a switch (whose catch-up re-embeds it) or
+    is refused after it, and the batch is retried by a worker with the new model."""
+    row = conn.execute(
+        text("SELECT name, weights_hash, dimension FROM embedding_model WHERE id = 1 FOR SHARE")
+    ).one_or_none()
+    if row is None:
+        return
+    recorded = ModelIdentity(row.name, row.weights_hash, int(row.dimension))
+    if not recorded.same_vectors(identity):
+        raise ConfigError(mismatch_message(recorded, identity))
 
 
 def _recorded(conn: Connection) -> Recorded | None:

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from pipeline.adapters.postgres.agent_insights_sql import open_insight_of
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.model_sql import check_vectors_by
 from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.adapters.postgres.review_writes import write_review
 from pipeline.adapters.postgres.store import SqlStore
@@ -163,6 +164,8 @@ class ReviewQueries(SqlStore):
             status = s.scalar(select(b.c.status).where(b.c.id == batch.id).with_for_update())
             if status is None or status == "done":
                 return False, {}
+            if self.vectors_by is not None:
+                check_vectors_by(s.connection(), self.vectors_by)
             column = e.c.full_batch_id if batch.kind == "full" else e.c.light_batch_id
             member_ids = list(s.scalars(select(e.c.id).where(column == batch.id)))
             fact_counts = write_review(
