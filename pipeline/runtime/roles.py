@@ -164,6 +164,7 @@ def run_indexer(settings: Settings) -> None:
     from pipeline.adapters.embedder import make_embedder
     from pipeline.adapters.index_factory import open_index
     from pipeline.adapters.indexer import Indexer
+    from pipeline.adapters.model_identity import identity_of
     from pipeline.adapters.postgres.engine import libpq_dsn, make_engine
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.runtime.model_check import checked_model
@@ -177,7 +178,8 @@ def run_indexer(settings: Settings) -> None:
         embedder = make_embedder(settings)
         embedder.warm_up()
     indexer = Indexer(
-        Repository(engine),
+        # After a model change it refuses to index (and logs why) until it is restarted with the new model.
+        Repository(engine, vectors_by=identity_of(settings)),
         index,
         dsn=dsn,
         poll_s=settings.indexer_poll_s,

@@ -118,3 +118,21 @@ def test_a_write_after_a_switch_mid_review_is_refused_and_nothing_lands(
     embedding, status = _state(repo, episode)
     assert embedding is None  # the old model's vector never reached the store
     assert status != "done"  # the batch is retried, by a worker with the new model
+
+
+def test_an_indexer_started_before_a_switch_leaves_the_outbox_for_its_restart(
+    clean: None, repo: Repository, forget_model: None
+) -> None:
+    _record(repo, NEW)  # switched after this indexer started with OLD
+    _, episode = _started_batch(repo)
+    with repo.engine.begin() as conn:  # the turn queued for the index, as a review queues it
+        conn.execute(text("INSERT INTO index_outbox (kind, ref_id) VALUES ('episode', :e)"), {"e": episode})
+    queued = 1
+    applied: list[object] = []
+    with pytest.raises(ConfigError, match="hindsight reindex"):
+        Repository(repo.engine, vectors_by=OLD).process_outbox(10, lambda *changes: applied.append(changes))
+    with repo.engine.connect() as conn:
+        assert conn.scalar(text("SELECT count(*) FROM index_outbox")) == queued
+    assert applied == []
+    # The restarted indexer (the store's model) takes them.
+    assert Repository(repo.engine, vectors_by=NEW).process_outbox(10, lambda *changes: None) == queued

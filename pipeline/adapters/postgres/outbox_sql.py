@@ -8,6 +8,7 @@ from sqlalchemy import and_, delete, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from pipeline.adapters.postgres.engine import translate_errors
+from pipeline.adapters.postgres.model_sql import check_vectors_by
 from pipeline.adapters.postgres.store import SqlStore
 from pipeline.adapters.postgres.tables import episodes, index_outbox, semantic_memories
 from pipeline.core.models import EPISODE, SEMANTIC
@@ -36,6 +37,10 @@ class OutboxQueries(SqlStore):
         """
         o = index_outbox
         with translate_errors(), self._sessions.begin() as s:
+            if self.vectors_by is not None:
+                # A standalone indexer started before a model change: its collection and its vectors are the
+                # old model's. It leaves the rows for its restart instead of writing where no query looks.
+                check_vectors_by(s.connection(), self.vectors_by)
             rows = s.execute(
                 select(o.c.id, o.c.kind, o.c.ref_id)
                 # Turns just stored first: under load the reviews' re-index rows (a turn in its context,
