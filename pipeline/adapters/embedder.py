@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from pipeline.core.config import EmbeddingSettings, Settings
+from pipeline.core.config import PAIR_MODELS, EmbeddingSettings, Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.ports import Vector, WarmEmbedder
 
@@ -18,7 +18,7 @@ log = structlog.get_logger(__name__)
 
 MINILM_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 E5_MODELS = {"multilingual-e5-small", "intfloat/multilingual-e5-small"}
-PACKAGED_MODELS = MINILM_MODELS | E5_MODELS
+PACKAGED_MODELS = MINILM_MODELS | E5_MODELS | PAIR_MODELS
 
 
 def resolve_model_path(name: str) -> Path:
@@ -92,6 +92,15 @@ class SentenceTransformerEmbedder:
 
 def make_embedder(settings: Settings) -> WarmEmbedder:
     """The embedder the settings choose (`embedding.backend`); nothing is loaded until first use."""
+    if settings.embedding.model in PAIR_MODELS:
+        from pipeline.adapters.pair_embedder import PairEmbedder
+        from pipeline.adapters.use_embedder import UseEmbedder
+
+        # MiniLM on the configured backend, USE beside it (numpy, its own weights).
+        minilm = settings.embedding.model_copy(update={"model": "all-MiniLM-L6-v2", "dimension": 384})
+        return PairEmbedder(
+            make_embedder(settings.model_copy(update={"embedding": minilm})), UseEmbedder(settings.embedding)
+        )
     if settings.embedding.backend == "torch":
         if settings.embedding.model in E5_MODELS:
             raise ConfigError(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import structlog
 
-from pipeline.core.config import Settings
+from pipeline.core.config import PAIR_MODEL, Settings, model_dimension
 
 log = structlog.get_logger(__name__)
 
@@ -45,11 +45,14 @@ class ModelIdentity:
 
 def canonical_name(model: str) -> str:
     from pipeline.adapters.embedder import E5_MODELS, MINILM_MODELS
+    from pipeline.core.config import PAIR_MODELS
 
     if model in MINILM_MODELS:
         return "all-MiniLM-L6-v2"
     if model in E5_MODELS:
         return "multilingual-e5-small"
+    if model in PAIR_MODELS:
+        return PAIR_MODEL
     return model
 
 
@@ -58,13 +61,21 @@ def identity_of(settings: Settings, model: str | None = None) -> ModelIdentity:
     from pipeline.adapters.embedder import resolve_model_path
 
     name = model or settings.embedding.model
+    dimension = settings.embedding.dimension if name == settings.embedding.model else model_dimension(name)
+    if canonical_name(name) == PAIR_MODEL:
+        from pipeline.adapters.use_embedder import packaged_weights_files
+
+        parts = [weights_hash(resolve_model_path("all-MiniLM-L6-v2"), settings.embedding_cache_dir)]
+        parts += [weights_hash(Path(f), settings.embedding_cache_dir) for f in packaged_weights_files()]
+        digest = hashlib.sha256("+".join(parts).encode()).hexdigest()
+        return ModelIdentity(PAIR_MODEL, digest, dimension)
     path = resolve_model_path(name)
     digest = weights_hash(path, settings.embedding_cache_dir)
     if canonical_name(name) == "multilingual-e5-small":
         from pipeline.adapters.e5_centre import centre_hash
 
         digest = f"{digest[:48]}+centre-{centre_hash()}"  # the centre is part of the vectors (e5_centre)
-    return ModelIdentity(canonical_name(name), digest, settings.embedding.dimension)
+    return ModelIdentity(canonical_name(name), digest, dimension)
 
 
 def weights_hash(path: Path, cache_dir: Path) -> str:

@@ -29,7 +29,7 @@ from pipeline.adapters.model_identity import ModelIdentity, identity_of
 from pipeline.adapters.postgres.model_sql import PHASES, ModelStore, Staged, ToEmbed
 from pipeline.adapters.switchable import SwitchableEmbedder, SwitchableIndex
 from pipeline.api.deps import ApiDeps
-from pipeline.core.config import MULTILINGUAL_MODELS, Settings
+from pipeline.core.config import MULTILINGUAL_MODELS, Settings, model_dimension
 from pipeline.core.errors import ConfigError, InvalidValue
 from pipeline.core.logging import get_logger
 from pipeline.core.models import EPISODE, SEMANTIC
@@ -46,7 +46,11 @@ POINT_BATCH = 256
 def settings_for(settings: Settings, model: str) -> Settings:
     """The settings with `model` as the embedding model (reads_cjk following it, as when configured)."""
     embedding = settings.embedding.model_copy(
-        update={"model": model, "reads_cjk": model in MULTILINGUAL_MODELS or model == "multilingual-e5-small"}
+        update={
+            "model": model,
+            "reads_cjk": model in MULTILINGUAL_MODELS,
+            "dimension": model_dimension(model),
+        }
     )
     return settings.model_copy(update={"embedding": embedding})
 

@@ -53,8 +53,16 @@ class LLMSettings(BaseModel):
         return bool(self.base_url)
 
 
+# all-MiniLM-L6-v2 and USE multilingual v3 side by side (pipeline/adapters/pair_embedder.py): 384 + 512 dimensions.
+PAIR_MODEL = "all-MiniLM-L6-v2+use-m"
+PAIR_MODELS = frozenset({PAIR_MODEL, "minilm+use-m"})
 # Packaged models that read Chinese, Japanese and Korean (EmbeddingSettings.reads_cjk follows from the model).
-MULTILINGUAL_MODELS = frozenset({"multilingual-e5-small", "intfloat/multilingual-e5-small"})
+MULTILINGUAL_MODELS = frozenset({"multilingual-e5-small", "intfloat/multilingual-e5-small", *PAIR_MODELS})
+
+
+def model_dimension(model: str) -> int:
+    """The dimension of a packaged model's vectors (a local folder's is the configured one)."""
+    return 896 if model in PAIR_MODELS else 384
 
 
 class EmbeddingSettings(BaseModel):
@@ -100,6 +108,8 @@ class EmbeddingSettings(BaseModel):
     def _reads_cjk_from_model(self) -> EmbeddingSettings:
         if "reads_cjk" not in self.model_fields_set:
             self.reads_cjk = self.model in MULTILINGUAL_MODELS
+        if "dimension" not in self.model_fields_set:
+            self.dimension = model_dimension(self.model)
         return self
 
 

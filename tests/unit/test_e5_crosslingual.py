@@ -1,5 +1,6 @@
-"""multilingual-e5-small reads Chinese: a Chinese query finds the English sentence that says the same,
-and an English query the Chinese one, among 20 parallel pairs (what all-MiniLM-L6-v2 cannot do)."""
+"""The multilingual models read Chinese: a Chinese query finds the English sentence that says the same, and
+an English query the Chinese one, among 20 parallel pairs (what all-MiniLM-L6-v2 cannot do). Both
+multilingual-e5-small and the all-MiniLM-L6-v2+use-m pair (USE multilingual v3 beside MiniLM)."""
 
 from __future__ import annotations
 
@@ -36,11 +37,13 @@ PAIRS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def e5(onnx_cache: Path) -> WarmEmbedder:
-    settings = Settings(
-        embedding={"model": "multilingual-e5-small", "backend": "onnx-int8", "cache_dir": onnx_cache}
-    )
+MODELS = [("multilingual-e5-small", "onnx-int8"), ("all-MiniLM-L6-v2+use-m", "onnx")]
+
+
+@pytest.fixture(scope="module", params=MODELS, ids=[m for m, _ in MODELS])
+def e5(onnx_cache: Path, request: pytest.FixtureRequest) -> WarmEmbedder:
+    model, backend = request.param
+    settings = Settings(embedding={"model": model, "backend": backend, "cache_dir": onnx_cache})
     embedder = make_embedder(settings)
     embedder.warm_up()
     return embedder
@@ -55,5 +58,7 @@ def test_a_query_in_one_language_finds_its_counterpart_in_the_other(e5: WarmEmbe
     assert hits >= 17, f"{hits}/20 at top-1"
 
 
-def test_the_settings_say_it_reads_cjk(e5: WarmEmbedder) -> None:
-    assert Settings(embedding={"model": "multilingual-e5-small"}).embedding.reads_cjk
+@pytest.mark.parametrize("model", [m for m, _ in MODELS])
+def test_the_settings_say_it_reads_cjk(model: str) -> None:
+    assert Settings(embedding={"model": model}).embedding.reads_cjk
+    assert not Settings().embedding.reads_cjk
