@@ -4,7 +4,7 @@ The cosine of two such vectors is the mean of the two models' cosines, so every 
 (near-duplicates, novelty, clusters) and the index read one similarity, on a scale each model shares (a
 paraphrase near 1, unrelated text near 0). The point is what each model misses: all-MiniLM-L6-v2 reads
 English well and Chinese not at all; USE multilingual v3 (use_embedder) reads Chinese and across languages,
-English less well, at a fifth of MiniLM's cost. Measured through the pipeline on every set: BENCHMARKS.md.
+English less well, at a fifth of MiniLM's cost. Measured in BENCHMARKS.md ("A second embedder beside MiniLM"): offline on every set, through the pipeline on LongMemEval and the bilingual sets.
 """
 
 from __future__ import annotations
