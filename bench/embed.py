@@ -30,7 +30,7 @@ from bench.locomo_data import LocomoTurn, Question, recall_at_k
 from bench.report import write_section
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.onnx_embedder import OnnxEmbedder
-from pipeline.core.config import EmbeddingBackend, Settings
+from pipeline.core.config import MINILM_MODEL, PAIR_MODELS, EmbeddingBackend, Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.ports import Vector
 
@@ -230,6 +230,8 @@ def build_embedders(
 ) -> tuple[dict[tuple[str, int], Any], dict[str, float]]:
     """One embedder per (backend, threads), loaded; exports the ONNX models first if the cache is empty."""
     base = settings.embedding
+    if base.model in PAIR_MODELS:  # the backends differ in MiniLM's half only (USE is numpy either way)
+        base = base.model_copy(update={"model": MINILM_MODEL, "dimension": 384})
     torch_embedder = SentenceTransformerEmbedder(base.model_copy(update={"backend": "torch"}))
     torch_embedder.warm_up()
     from pipeline.adapters.embedder import resolve_model_path

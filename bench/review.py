@@ -42,7 +42,7 @@ from bench.report import write_section
 from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.postgres.tables import batches
-from pipeline.core.config import Settings
+from pipeline.core.config import MINILM_MODEL, Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.logging import configure_logging
 from pipeline.core.models import DEFAULT_SOURCE, PRIORITY_BY_SOURCE, Dispatch, Scope, Turn
@@ -1111,7 +1111,11 @@ def open_bench(settings: Settings, database_url: str, redis_url: str, console: C
     upgrade(database_url)
     bench_settings = settings.model_copy(update={"database_url": database_url, "redis_url": redis_url})
     engine = make_engine(database_url, pool_size=4)
-    embedder = SentenceTransformerEmbedder(settings.embedding.model_copy(update={"torch_threads": 1}))
+    # MiniLM on torch whatever the default: this bench times the model's own parts (model_split); what the
+    # default model costs a review end to end is `bench model-cost`'s.
+    embedder = SentenceTransformerEmbedder(
+        settings.embedding.model_copy(update={"torch_threads": 1, "model": MINILM_MODEL, "dimension": 384})
+    )
     embedder.warm_up()
     return Bench(
         bench_settings,

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from pipeline.core.config import PAIR_MODELS, EmbeddingSettings, Settings
+from pipeline.core.config import MINILM_MODEL, PAIR_MODELS, EmbeddingSettings, Settings
 from pipeline.core.errors import ConfigError
 from pipeline.core.ports import Vector, WarmEmbedder
 
 log = structlog.get_logger(__name__)
 
-MINILM_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+MINILM_MODELS = {MINILM_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
 E5_MODELS = {"multilingual-e5-small", "intfloat/multilingual-e5-small"}
 PACKAGED_MODELS = MINILM_MODELS | E5_MODELS | PAIR_MODELS
 
@@ -97,7 +97,7 @@ def make_embedder(settings: Settings) -> WarmEmbedder:
         from pipeline.adapters.use_embedder import UseEmbedder
 
         # MiniLM on the configured backend, USE beside it (numpy, its own weights).
-        minilm = settings.embedding.model_copy(update={"model": "all-MiniLM-L6-v2", "dimension": 384})
+        minilm = settings.embedding.model_copy(update={"model": MINILM_MODEL, "dimension": 384})
         return PairEmbedder(
             make_embedder(settings.model_copy(update={"embedding": minilm})), UseEmbedder(settings.embedding)
         )

@@ -10,12 +10,17 @@ from pathlib import Path
 
 from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.onnx_embedder import OnnxEmbedder
+from pipeline.adapters.pair_embedder import PairEmbedder
 from pipeline.core.config import get_settings
 
 
 def export_configured() -> Path | None:
-    """Export what the configured backend needs into its cache (None for torch)."""
+    """Export what the configured backend needs into its cache (None for torch).
+
+    For the MiniLM + USE pair that is MiniLM's graph: USE's numpy weights need no export."""
     embedder = make_embedder(get_settings())
+    if isinstance(embedder, PairEmbedder):
+        embedder = embedder.first
     return embedder.model_path if isinstance(embedder, OnnxEmbedder) else None
 
 

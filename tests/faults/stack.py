@@ -27,7 +27,7 @@ from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.qdrant_edge import EdgeVectorIndex
 from pipeline.adapters.redis_stream import TurnStream
-from pipeline.core.config import STREAM_DEAD, STREAM_TURNS
+from pipeline.core.config import STREAM_DEAD, STREAM_TURNS, Settings
 from pipeline.core.models import SessionEnd, Turn
 from pipeline.ingest.validation import encode_event
 from pipeline.runtime.embedded import EmbeddedServer
@@ -50,7 +50,8 @@ def record(section: str, text: str, path: Path = REPO_ROOT / "BENCHMARKS.md") ->
         write_section(section, text, path)
 
 
-DIMENSION = 384
+# The default model's (the fault stack runs `hindsight up` on the default settings).
+DIMENSION = Settings().embedding.dimension
 
 
 # ------------------------------------------------------------------------------------------ servers

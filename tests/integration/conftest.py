@@ -11,13 +11,14 @@ import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.embedder import make_embedder
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
 from pipeline.core.config import Settings
+from pipeline.core.ports import WarmEmbedder
 from pipeline.runtime.embedded import EmbeddedServer
 from tests.integration.harness import (
     DB_URL,
@@ -33,6 +34,9 @@ from tests.integration.harness import (
 @pytest.fixture(scope="session")
 def migrated() -> str:
     upgrade(DB_URL)
+    # Empty before the session's worker starts: it checks the store's recorded model at start, and what an
+    # earlier run left (another default model's record or vectors) would stop it.
+    truncate_all(make_engine(DB_URL))
     return DB_URL
 
 
@@ -54,16 +58,17 @@ def clean(repo: Repository) -> None:
 
 @pytest.fixture
 def forget_model(repo: Repository) -> Iterator[None]:
-    """For a test that records a model: the session's worker (MiniLM) checks the record at each review, so
-    none is left behind for the next test."""
+    """For a test that records a model or leaves vectors of another: the session's worker (the default
+    model) checks the record at each review and at its start, where a store holding vectors but no record
+    is taken as MiniLM's. So nothing is left behind for the next test, or for the next session's worker."""
     yield
-    with repo.engine.begin() as conn:
-        conn.execute(text("TRUNCATE embedding_model, reindex_job, reindex_vectors"))
+    truncate_all(repo.engine)
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    e = SentenceTransformerEmbedder(Settings().embedding)
+def embedder() -> WarmEmbedder:
+    """The default model, as the API of a test stack embeds (the worker process loads its own)."""
+    e = make_embedder(Settings(embedding={"torch_threads": 1}))
     e.warm_up()
     return e
 
@@ -81,7 +86,7 @@ def stack(
     clean: None,
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path: Path,
 ) -> Iterator[Stack]:
     settings = make_settings(tmp_path, indexer_poll_s=0.5)

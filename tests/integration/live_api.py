@@ -16,11 +16,11 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.api.http_server import server_config
 from pipeline.client import MemoryClient
+from pipeline.core.ports import WarmEmbedder
 from tests.helpers import wait_until
 from tests.integration.harness import Stack, WorkerProcess, api_deps, make_settings
 
@@ -43,7 +43,7 @@ def serve(app: FastAPI) -> Iterator[str]:
 @contextmanager
 def live_stack(
     repo: Repository,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path: Path,
     **settings_overrides: Any,
 ) -> Iterator[Stack]:
@@ -67,7 +67,7 @@ def live(
     clean: None,
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path: Path,
 ) -> Iterator[Stack]:
     with live_stack(repo, embedder, tmp_path) as stack:

@@ -25,12 +25,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.api.app import create_app
 from pipeline.client import MemoryClient
 from pipeline.core.errors import ConfigError, Forbidden, Unauthenticated
+from pipeline.core.ports import WarmEmbedder
 from pipeline.ingest.validation import utcnow
 from pipeline.ingest.working_memory import slot_turn_id
 from tests.helpers import wait_until
@@ -134,7 +134,7 @@ def _seed(stack: Stack, admin: str) -> dict[str, str]:
 def world(
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[World]:
     keys = fresh_keys(repo, writer=True)
@@ -379,7 +379,7 @@ def _api_routes(routes: list[Any]) -> Iterator[Any]:
 
 
 def test_every_route_but_the_open_ones_needs_a_key(
-    world: World, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    world: World, embedder: WarmEmbedder, tmp_path: Path
 ) -> None:
     open_paths = {"/healthz", "/readyz", "/metrics", "/ui/login"}
     deps = api_deps(world.stack.settings, world.stack.repo, embedder, tmp_path)
@@ -605,9 +605,7 @@ def test_keys_are_stored_hashed_and_managed_from_the_cli(world: World, repo: Rep
     assert "reserved space" in reserved.stderr
 
 
-def test_auth_off_only_on_loopback(
-    world: World, embedder: SentenceTransformerEmbedder, tmp_path: Path
-) -> None:
+def test_auth_off_only_on_loopback(world: World, embedder: WarmEmbedder, tmp_path: Path) -> None:
     cases = (("127.0.0.1", "auto", False), ("127.0.0.1", "off", False), ("0.0.0.0", "auto", True),
              ("::", "auto", True), ("127.0.0.1", "required", True), ("0.0.0.0", "off", None))  # fmt: skip
     for host, mode, keys_on in cases:

@@ -21,9 +21,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.agent_insights_sql import agent_lock_key
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.core.ports import WarmEmbedder
 from tests.helpers import wait_until
 from tests.integration.harness import REPO_ROOT, Stack, WorkerProcess
 from tests.integration.keyed import KeyedSite, fresh_keys
@@ -91,7 +91,7 @@ def _wait_done(http: httpx.Client, batch_ids: list[int], timeout: float = 120) -
 def keyed(
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[KeyedSite]:
     """Both users' calls logged and fully reviewed, one after the other, on a stack that requires keys."""

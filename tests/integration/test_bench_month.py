@@ -8,14 +8,14 @@ from rich.console import Console
 from sqlalchemy import text
 
 from bench.month import AGENT, run_month_bench, section_lines
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.core.ports import WarmEmbedder
 from tests.integration.harness import DB_URL, REDIS_URL, make_settings
 from tests.tiny_locomo import write_tiny_locomo
 
 
 def test_a_tiny_month_reports_what_the_stores_hold(
-    repo: Repository, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    repo: Repository, embedder: WarmEmbedder, tmp_path: Path
 ) -> None:
     settings = make_settings(tmp_path)
     console = Console(record=True, width=200)

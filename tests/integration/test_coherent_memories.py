@@ -8,12 +8,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.recall_sql import RecallStore
+from pipeline.core.ports import WarmEmbedder, embed_queries
 from pipeline.recall.hybrid import DEFAULT_TUNING, recall
 from tests.integration.harness import Stack
 
@@ -123,11 +124,12 @@ UNRELATED_ZH = [
 ]
 
 
-def test_an_english_only_model_clusters_no_chinese_turns_and_they_stay_recallable(
-    stack: Stack, embedder: SentenceTransformerEmbedder
+def test_unrelated_chinese_turns_join_no_memory_and_each_is_recalled_on_its_own(
+    stack: Stack, embedder: WarmEmbedder
 ) -> None:
-    """all-MiniLM-L6-v2 puts unrelated Chinese sentences close together: clustered, they became one memory
-    (a cat, yoga, an allergy, a trip). They now stay episodes, each recalled on its own."""
+    """all-MiniLM-L6-v2 alone put unrelated Chinese sentences close together: clustered, they became one
+    memory (a cat, yoga, an allergy, a trip). With the default model (MiniLM + USE, which reads Chinese) they
+    stay episodes, and the dense side finds the one asked for."""
     stack.start_scheduler()
     user = "wei"
     ids = [
@@ -155,11 +157,14 @@ def test_an_english_only_model_clusters_no_chinese_turns_and_they_stay_recallabl
         u=user,
     )
     assert grouped == [], grouped
-    # Ranked by the lexical side: MiniLM's vector of a Chinese query ranks at random (RecallTuning.dense_reads_cjk)
     hits = stack.recall("瑜伽课", AGENT, user, k=3)
     assert hits, "nothing recalled"
     assert hits[0]["source_turn_ids"] == ["z-0"], hits
-    # With the dense side counted, as for a model that reads Chinese, MiniLM's nearest turn is another one
+    # The model reads Chinese: its nearest turn to the query is the yoga one (MiniLM's was another), and
+    # recall counts its dense side.
+    assert stack.settings.embedding.reads_cjk
+    cosines = embed_queries(embedder, ["瑜伽课"]) @ embedder.embed(UNRELATED_ZH).T
+    assert int(np.argmax(cosines[0])) == 0, cosines
     store = RecallStore(stack.repo.engine)
     dense_too = recall(
         "瑜伽课",
@@ -173,4 +178,4 @@ def test_an_english_only_model_clusters_no_chinese_turns_and_they_stay_recallabl
         lexicon=Lexicon(store),
         tuning=replace(DEFAULT_TUNING, dense_reads_cjk=True),
     )
-    assert dense_too[0].source_turn_ids != ("z-0",), dense_too
+    assert dense_too[0].source_turn_ids == ("z-0",), dense_too

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.lexicon_cache import Lexicon
 from pipeline.adapters.postgres.decay_sql import run_decay
 from pipeline.adapters.postgres.recall_sql import RecallStore
+from pipeline.core.ports import WarmEmbedder
 from pipeline.core.vector_ids import point_id
 from pipeline.forgetting.decay import DecayParams
 from pipeline.recall.hybrid import DEFAULT_TUNING, recall
@@ -122,7 +122,7 @@ def test_a_decay_pass_over_parallel_connections_in_one_id_chunk_each_misses_noth
 
 
 def test_decay_lowers_a_memory_in_the_ranking_only_as_far_as_the_setting_says(
-    stack: Stack, scope: dict[str, str], embedder: SentenceTransformerEmbedder
+    stack: Stack, scope: dict[str, str], embedder: WarmEmbedder
 ) -> None:
     run_decay(stack.repo.engine, datetime.now(UTC) + timedelta(days=20), DecayParams())
     _settle(stack)

@@ -18,10 +18,10 @@ from hindsight_frameworks.langchain_tools import memory_tools
 from hindsight_frameworks.langgraph_store import HindsightStore
 from hindsight_frameworks.openai_agents import HindsightSession
 from hindsight_frameworks.scripted import ScriptedModel, say
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.client import MemoryClient
 from pipeline.core.errors import Forbidden, RetryableError
+from pipeline.core.ports import WarmEmbedder
 from tests.integration.harness import WorkerProcess, make_settings
 from tests.integration.keyed import fresh_keys
 from tests.integration.live_api import live_stack
@@ -88,7 +88,7 @@ def test_unreachable_api_is_one_clear_error_and_one_attempt(hangup: Hangup, tmp_
 
 
 def test_a_key_that_may_not_act_on_the_namespace_is_named(
-    repo: Repository, worker: WorkerProcess, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    repo: Repository, worker: WorkerProcess, embedder: WarmEmbedder, tmp_path: Path
 ) -> None:
     keys = fresh_keys(repo)
     alpha_prefix = keys["alpha"].split("_")[1]

@@ -21,12 +21,12 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.client import MemoryClient
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import MAX_ID_CHARS
+from pipeline.core.ports import WarmEmbedder
 from pipeline.ingest.validation import utcnow
 from tests.helpers import wait_until
 from tests.integration.harness import DB_URL, REDIS_URL, Stack, WorkerProcess
@@ -77,7 +77,7 @@ class Site(KeyedSite):
 def site(
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Site]:
     keys = fresh_keys(repo)

@@ -134,7 +134,7 @@ def test_a_fact_deep_in_a_long_reply_is_recalled_and_its_passages_leave_with_it(
         "WHERE turn_id = 's1-1'",
     )
     assert 100 <= k <= 256  # ~10,000 words past the first window, a passage per 70
-    assert dim == 384
+    assert dim == stack.settings.embedding.dimension
     assert len(_episode_points(stack, episode_id, k)) == k + 1
     assert stack.index.ids() == stack.repo.indexable_point_ids()
     ((counts, timings),) = _rows(

@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.core.ports import WarmEmbedder
 from pipeline.ingest.working_memory import slot_turn_id
 from pipeline.mcp.server import TOOLS
 from tests.integration.harness import REPO_ROOT, Stack, WorkerProcess
@@ -159,7 +159,7 @@ def test_every_tool_over_streamable_http_with_an_llm_for_reflect(
     clean: None,
     repo: Repository,
     worker: WorkerProcess,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path: Path,
 ) -> None:
     with (

@@ -1,13 +1,14 @@
 """Changing the embedding model of a live store (issue 45 part 3), through the public doors: turns reviewed
-with all-MiniLM-L6-v2 by the real worker; a role started with multilingual-e5-small refuses with one line
+with the default model (MiniLM + USE) by the real worker; a role started with multilingual-e5-small refuses with one line
 that names `hindsight reindex`; POST /v1/reindex with the new model re-embeds into a new collection while
 recall keeps answering from the old one; the API process ends half-way (a step of N memories) and a new
 one continues; after the switch recall answers with e5, the stored embeddings are e5's, the old collection
-is gone, and the roles start with e5 and refuse MiniLM."""
+is gone, and the roles start with e5 and refuse the default."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,8 @@ from tests.integration.harness import DB_URL, REDIS_URL, Stack, WorkerProcess, m
 pytestmark = pytest.mark.integration
 
 E5 = "multilingual-e5-small"
+DEFAULT = Settings().embedding.model  # all-MiniLM-L6-v2+use-m
+MINILM = "all-MiniLM-L6-v2"
 AGENT, USER = "concierge", "ana"
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 FACTS = [
@@ -99,7 +102,7 @@ def test_a_model_change_re_embeds_beside_the_old_index_survives_a_stop_and_switc
         finally:
             stack.stop()
         assert FACTS[0] in _recall(api, "where does my sister live")
-        assert _status(api)["model"] == "all-MiniLM-L6-v2"
+        assert _status(api)["model"] == DEFAULT
 
         # A role configured with e5 refuses to start: one line naming the way out, no traceback.
         refused = _start_api_role(tmp_path, E5)
@@ -116,7 +119,7 @@ def test_a_model_change_re_embeds_beside_the_old_index_survives_a_stop_and_switc
         assert isinstance(change, dict)
         assert (change["model"], change["done"], change["phase"]) == (E5, 10, "embed_episodes")
         # Recall still answers from the old collection, with the old model.
-        assert status["model"] == "all-MiniLM-L6-v2"
+        assert status["model"] == DEFAULT
         assert FACTS[1] in _recall(api, "what is the name of my cat")
         assert (tmp_path / "qdrant").is_dir()
         assert (tmp_path / str(change["collection"])).is_dir()
@@ -156,14 +159,15 @@ def test_a_model_change_re_embeds_beside_the_old_index_survives_a_stop_and_switc
     # The roles now start with e5, and refuse the old model.
     e5 = make_settings(tmp_path, embedding={"model": E5})
     build_api_deps(e5, run_indexer=True).index.close()
-    with pytest.raises(ConfigError, match="hindsight reindex --model all-MiniLM-L6-v2"):
+    with pytest.raises(ConfigError, match=re.escape(f"hindsight reindex --model {DEFAULT}")):
         build_api_deps(settings, run_indexer=True)
 
 
 def test_a_store_with_vectors_from_before_the_record_is_taken_as_minilm(
     clean: None, repo: Repository, tmp_path: Path, forget_model: None
 ) -> None:
-    """A store from an older release (vectors, no record) must not be claimed by a new default model."""
+    """A store from an older release (vectors, no record) must not be claimed by a new default model: it
+    was MiniLM's, so the default (MiniLM + USE) refuses it, naming the way to reindex or to keep MiniLM."""
     with repo.engine.begin() as conn:
         conn.execute(
             text(
@@ -175,5 +179,9 @@ def test_a_store_with_vectors_from_before_the_record_is_taken_as_minilm(
     e5 = make_settings(tmp_path, embedding={"model": E5})
     with pytest.raises(ConfigError, match="made by all-MiniLM-L6-v2"):
         build_api_deps(e5, run_indexer=True)
-    settings: Settings = make_settings(tmp_path)
-    build_api_deps(settings, run_indexer=True).index.close()
+    default: Settings = make_settings(tmp_path)
+    with pytest.raises(
+        ConfigError, match=f"HINDSIGHT_EMBEDDING__MODEL={MINILM} .*--model {re.escape(DEFAULT)}"
+    ):
+        build_api_deps(default, run_indexer=True)
+    build_api_deps(make_settings(tmp_path, embedding={"model": MINILM}), run_indexer=True).index.close()

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.client import MemoryClient
+from pipeline.core.ports import WarmEmbedder
 from pipeline.core.vectors import from_blob
 from pipeline.ingest.validation import utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
@@ -51,7 +51,7 @@ def test_a_worker_on_the_onnx_backend_reviews_turns(
     clean: None,
     repo: Repository,
     onnx_cache: Path,
-    embedder: SentenceTransformerEmbedder,
+    embedder: WarmEmbedder,
     tmp_path: Path,
 ) -> None:
     worker = WorkerProcess(
@@ -105,7 +105,7 @@ def test_a_worker_on_the_onnx_backend_reviews_turns(
         assert [tuple(b) for b in batches] == [("full", "done")]
         assert {r.turn_id for r in rows} == set(ids)
         stored = np.stack([from_blob(r.embedding) for r in rows])
-        assert stored.shape == (30, 384)
+        assert stored.shape == (30, embedder.dimension)
         np.testing.assert_allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-4)
         # The vectors the worker stored are the model's (fp32 ONNX agrees with torch to ~1e-6).
         reference = embedder.embed([r.content for r in rows])

@@ -15,10 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.adapters.turn_id_ledger import TurnIdLedger
 from pipeline.api.app import create_app
+from pipeline.core.ports import WarmEmbedder
 from tests.helpers import wait_until
 from tests.integration.harness import Stack, api_deps, make_settings
 
@@ -104,7 +104,7 @@ def test_a_conflicting_turn_that_reaches_the_stream_goes_to_the_dead_letters_wit
 
 
 def test_how_long_the_door_remembers_a_turn_id_is_a_setting(
-    clean: None, repo: Repository, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    clean: None, repo: Repository, embedder: WarmEmbedder, tmp_path: Path
 ) -> None:
     # HINDSIGHT_TURN_ID_LEDGER_S: was a fixed 6 h in turn_id_ledger.py, whatever the deployment set.
     settings = make_settings(tmp_path, turn_id_ledger_s=90)

@@ -1,6 +1,6 @@
 """pipeline.review.clustering: HDBSCAN over cosine geometry plus the cohesion trim. Pure.
 
-Real all-MiniLM-L6-v2 embeddings for the small sets (the thresholds must hold for the model we ship),
+Real embeddings of the default model (all-MiniLM-L6-v2 + USE) for the small sets (the thresholds must hold for the model we ship),
 synthetic blobs on the unit sphere for the large ones (fast, with a known truth).
 """
 
@@ -14,7 +14,7 @@ import pytest
 from sklearn.cluster import HDBSCAN
 from sklearn.metrics import adjusted_rand_score
 
-from pipeline.adapters.embedder import SentenceTransformerEmbedder
+from pipeline.adapters.embedder import make_embedder
 from pipeline.core.config import Settings
 from pipeline.review.clustering import (
     Cluster,
@@ -71,7 +71,7 @@ Matrix = npt.NDArray[np.float32]
 def vectors() -> dict[str, Matrix]:
     """Each sentence embedded once for the whole module (loading the model takes ~5 s)."""
     texts = [*PARAPHRASES, *UNRELATED, *PLANS]
-    embedded = SentenceTransformerEmbedder(Settings().embedding).embed(texts)
+    embedded = make_embedder(Settings(embedding={"torch_threads": 1})).embed(texts)
     return {text: embedded[i] for i, text in enumerate(texts)}
 
 

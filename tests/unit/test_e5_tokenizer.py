@@ -94,7 +94,8 @@ def test_a_long_text_keeps_its_start_within_512(tokenizer: E5Tokenizer) -> None:
 
 
 def test_reads_cjk_follows_the_model_unless_set() -> None:
-    assert EmbeddingSettings().reads_cjk is False
+    assert EmbeddingSettings().reads_cjk is True  # the default, MiniLM + USE, reads them
+    assert EmbeddingSettings(model="all-MiniLM-L6-v2").reads_cjk is False
     assert EmbeddingSettings(model="multilingual-e5-small").reads_cjk is True
     assert EmbeddingSettings(model="multilingual-e5-small", reads_cjk=False).reads_cjk is False
     assert EmbeddingSettings(model="/some/folder", reads_cjk=True).reads_cjk is True

@@ -49,7 +49,7 @@ def test_queries_take_each_model_own_query_form() -> None:
 def test_the_pair_is_its_own_model_for_the_store() -> None:
     pair = Settings(embedding={"model": "minilm+use-m"})
     assert (pair.embedding.dimension, pair.embedding.reads_cjk) == (896, True)
-    ident, minilm = identity_of(pair), identity_of(Settings())
+    ident, minilm = identity_of(pair), identity_of(Settings(embedding={"model": "all-MiniLM-L6-v2"}))
     assert ident.name == PAIR_MODEL
     assert ident.dimension == 896
     assert not ident.same_vectors(minilm)  # a switch needs `hindsight reindex`
