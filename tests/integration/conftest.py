@@ -27,6 +27,7 @@ from tests.integration.harness import (
     WorkerProcess,
     api_deps,
     make_settings,
+    reset_store,
     truncate_all,
 )
 
@@ -51,18 +52,18 @@ def clean(repo: Repository) -> None:
     # A batch the worker finishes after the TRUNCATE (which restarts the ids) would write its review over
     # the next test's batch of the same id (seen under load: a third review in the inspector's log of two).
     _wait_for_in_flight_batches(repo)
-    truncate_all(repo.engine)
+    reset_store(repo.engine)
     redis.Redis.from_url(REDIS_URL).flushdb()
     return None
 
 
 @pytest.fixture
 def forget_model(repo: Repository) -> Iterator[None]:
-    """For a test that records a model or leaves vectors of another: the session's worker (the default
-    model) checks the record at each review and at its start, where a store holding vectors but no record
-    is taken as MiniLM's. So nothing is left behind for the next test, or for the next session's worker."""
+    """For a test that records another model or leaves vectors of another: the session's worker (the
+    default model) checks the record at each review and at its start, so the store is reset to the default
+    for the next test."""
     yield
-    truncate_all(repo.engine)
+    reset_store(repo.engine)
 
 
 @pytest.fixture(scope="session")

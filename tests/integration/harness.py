@@ -74,6 +74,17 @@ def truncate_all(engine: Engine, attempts: int = 5) -> None:
             time.sleep(0.2 * (attempt + 1))
 
 
+def reset_store(engine: Engine) -> None:
+    """Empty, with the default model recorded, as every running deployment's store is (each role records
+    its model at start). Without the record, vectors the session's worker writes next would read, to a
+    worker restarted later in the test, as a store from before the record, taken as MiniLM's, and the
+    default model would refuse it."""
+    from pipeline.runtime.model_check import checked_model
+
+    truncate_all(engine)
+    checked_model(Settings(database_url=DB_URL, redis_url=REDIS_URL), engine)
+
+
 def make_settings(tmp: Path, **overrides: object) -> Settings:
     return Settings(
         database_url=DB_URL,

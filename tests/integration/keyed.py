@@ -10,13 +10,13 @@ import redis
 from pipeline.adapters.postgres.api_keys_sql import KeyStore
 from pipeline.adapters.postgres.repository import Repository
 from pipeline.ingest.validation import utcnow
-from tests.integration.harness import REDIS_URL, Stack, truncate_all
+from tests.integration.harness import REDIS_URL, Stack, reset_store
 
 
 def fresh_keys(repo: Repository, *, writer: bool = False) -> dict[str, str]:
     """Empty tables and Redis db, then an admin key and two agents' keys (alpha, beta), and with `writer` a
     third agent's key that may write shared spaces."""
-    truncate_all(repo.engine)
+    reset_store(repo.engine)
     redis.Redis.from_url(REDIS_URL).flushdb()
     store = KeyStore(repo.engine)
     now = utcnow()

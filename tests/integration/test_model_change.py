@@ -169,6 +169,7 @@ def test_a_store_with_vectors_from_before_the_record_is_taken_as_minilm(
     """A store from an older release (vectors, no record) must not be claimed by a new default model: it
     was MiniLM's, so the default (MiniLM + USE) refuses it, naming the way to reindex or to keep MiniLM."""
     with repo.engine.begin() as conn:
+        conn.execute(text("TRUNCATE embedding_model"))  # an older release recorded none
         conn.execute(
             text(
                 "INSERT INTO episodes (turn_id, agent_id, user_id, session_id, role, content, ts, source, "
