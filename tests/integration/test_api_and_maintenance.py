@@ -113,7 +113,8 @@ def test_reindex_rebuilds_the_index_from_postgres_without_duplicates(stack: Stac
     stack.client.end_session("agent-a", "ana", "s1")
     stack.wait_indexed(ids)
     orphan = str(uuid.uuid4())
-    stack.index.upsert([IndexPoint(orphan, [1.0] + [0.0] * 383, {"agent_id": "agent-a", "user_id": "ana"})])
+    unit = [1.0] + [0.0] * (stack.settings.embedding.dimension - 1)
+    stack.index.upsert([IndexPoint(orphan, unit, {"agent_id": "agent-a", "user_id": "ana"})])
     assert stack.index.count() == 6
 
     for _ in range(2):  # replaying the whole outbox twice rewrites the same points

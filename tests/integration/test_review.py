@@ -173,7 +173,9 @@ def test_greetings_go_cold_and_facts_stay_hot(stack: Stack) -> None:
 def test_near_duplicates_merge_into_the_newer_with_provenance(stack: Stack) -> None:
     stack.start_scheduler()
     _session(stack, "s1", [("user", "Please keep your answers short and to the point.")], JAN)
-    _session(stack, "s2", [("user", "Please keep your answers short and to the point!")], MAR)
+    # Said again with one word more. (A changed end mark alone moves the default model further than a word:
+    # "…point!" sits at cosine 0.93, under the 0.95 a merge needs, so it stays a memory of its own.)
+    _session(stack, "s2", [("user", "Please keep all your answers short and to the point.")], MAR)
     rows = dict(_rows(stack.repo, "SELECT turn_id, status FROM episodes"))
     assert rows == {"s1-0": "merged", "s2-0": "kept"}
     (hit,) = [
