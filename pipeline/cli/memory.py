@@ -70,6 +70,9 @@ def _progress() -> Progress:
     return Progress(*columns, console=err, transient=True)
 
 
+REASK_S = 5.0  # seconds without a turn reviewed before --wait asks for a review again
+
+
 def _wait_reviewed(
     client: httpx.Client, turns: list[tuple[str, str, str]], timeout: float, *, quiet: bool = False
 ) -> None:
@@ -77,6 +80,7 @@ def _wait_reviewed(
     total = len(set(turns))
     ask = {"turns": [{"agent_id": a, "user_id": u, "turn_id": t} for a, u, t in turns]}
     asked = False
+    reviewed_then, moved_at = -1, time.monotonic()
     with _progress() as bar:
         task = bar.add_task("reviewed and indexed", total=total)
         while True:
@@ -84,10 +88,17 @@ def _wait_reviewed(
             bar.update(task, completed=progress["indexed"])
             if progress["indexed"] >= total:
                 break
-            if progress["received"] >= total and not asked:
-                # Everything is stored: review it now rather than wait for the batch or idle trigger.
+            now = time.monotonic()
+            if progress["reviewed"] != reviewed_then:
+                reviewed_then, moved_at = progress["reviewed"], now
+            stalled = now - moved_at >= REASK_S
+            if progress["received"] >= total and progress["reviewed"] < total and (not asked or stalled):
+                # Everything is stored: review it now rather than wait for the batch or idle trigger. Asked
+                # again when no more got reviewed for REASK_S: a request can race the scheduler's bookkeeping
+                # of turns it has just stored and claim only some of them (seen on a loaded machine: 4 of 6,
+                # the other 2 left for the idle trigger, minutes later).
                 _review_now(client, list(dict.fromkeys((a, u) for a, u, _ in turns)))
-                asked = True
+                asked, moved_at = True, now
             if time.monotonic() > deadline:
                 fail(f"timed out after {timeout:.0f}s: {progress}")
             time.sleep(0.5)
