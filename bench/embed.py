@@ -231,7 +231,7 @@ def build_embedders(
     """One embedder per (backend, threads), loaded; exports the ONNX models first if the cache is empty."""
     base = settings.embedding
     if base.model in PAIR_MODELS:  # the backends differ in MiniLM's half only (USE is numpy either way)
-        base = base.model_copy(update={"model": MINILM_MODEL, "dimension": 384})
+        base = base.with_model(MINILM_MODEL)
     torch_embedder = SentenceTransformerEmbedder(base.model_copy(update={"backend": "torch"}))
     torch_embedder.warm_up()
     from pipeline.adapters.embedder import resolve_model_path

@@ -1114,7 +1114,7 @@ def open_bench(settings: Settings, database_url: str, redis_url: str, console: C
     # MiniLM on torch whatever the default: this bench times the model's own parts (model_split); what the
     # default model costs a review end to end is `bench model-cost`'s.
     embedder = SentenceTransformerEmbedder(
-        settings.embedding.model_copy(update={"torch_threads": 1, "model": MINILM_MODEL, "dimension": 384})
+        settings.embedding.with_model(MINILM_MODEL).model_copy(update={"torch_threads": 1})
     )
     embedder.warm_up()
     return Bench(

@@ -97,7 +97,7 @@ def make_embedder(settings: Settings) -> WarmEmbedder:
         from pipeline.adapters.use_embedder import UseEmbedder
 
         # MiniLM on the configured backend, USE beside it (numpy, its own weights).
-        minilm = settings.embedding.model_copy(update={"model": MINILM_MODEL, "dimension": 384})
+        minilm = settings.embedding.with_model(MINILM_MODEL)
         return PairEmbedder(
             make_embedder(settings.model_copy(update={"embedding": minilm})), UseEmbedder(settings.embedding)
         )

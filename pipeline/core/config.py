@@ -107,6 +107,12 @@ class EmbeddingSettings(BaseModel):
             )
         return value.strip().lower()
 
+    def with_model(self, model: str) -> EmbeddingSettings:
+        """These settings for another model, its dimension and reads_cjk following it (as when configured)."""
+        return EmbeddingSettings.model_validate(
+            {**self.model_dump(exclude={"dimension", "reads_cjk"}), "model": model}
+        )
+
     @model_validator(mode="after")
     def _reads_cjk_from_model(self) -> EmbeddingSettings:
         if "reads_cjk" not in self.model_fields_set:

@@ -54,3 +54,11 @@ def test_the_pair_is_its_own_model_for_the_store() -> None:
     assert ident.dimension == 896
     assert not ident.same_vectors(minilm)  # a switch needs `hindsight reindex`
     assert identity_of(pair, "all-MiniLM-L6-v2").same_vectors(minilm)
+
+
+def test_settings_for_another_model_derive_its_dimension_and_script_support() -> None:
+    pair = Settings(embedding={"torch_threads": 1}).embedding
+    minilm = pair.with_model("all-MiniLM-L6-v2")
+    assert (minilm.model, minilm.dimension, minilm.reads_cjk) == ("all-MiniLM-L6-v2", 384, False)
+    assert (minilm.torch_threads, minilm.backend) == (1, pair.backend)  # the rest is kept
+    assert (pair.with_model(PAIR_MODEL).dimension, pair.with_model(PAIR_MODEL).reads_cjk) == (896, True)
