@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter
@@ -17,6 +18,10 @@ from pipeline.ingest.validation import utcnow
 from scheduler.policy import on_demand
 
 router = APIRouter()
+
+# How long a review request waits for pending turns another transaction holds, and how often it looks again.
+LOCKED_WAIT_S = 3.0
+LOCKED_POLL_S = 0.05
 
 
 class ReviewRequest(BaseModel):
@@ -59,16 +64,34 @@ def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
         for failed in deps.repo.requeue_failed(scope):
             deps.dispatch(failed)
             batch_ids.append(failed)
-    for d in on_demand(deps.repo.backlog(), full=body.full, scope=scope):
-        # A full review of a large backlog spans several batches of at most claim_limit episodes.
-        while (batch_id := deps.repo.claim(d, min_count=1, limit=deps.claim_limit)) is not None:
-            deps.dispatch(batch_id)
-            batch_ids.append(batch_id)
-            if d.kind == "light":
-                break
+    batch_ids += _claim_pending(deps, full=body.full, scope=scope)
     if batch_ids:
         deps.repo.mark_dispatched(batch_ids, utcnow())
     return {"batch_ids": batch_ids}
+
+
+def _claim_pending(deps: Deps, *, full: bool, scope: Scope | None) -> list[int]:
+    """Claim and dispatch everything pending, waiting up to LOCKED_WAIT_S for turns that another transaction
+    holds. A claim skips locked rows (so concurrent schedulers claim disjoint turns), and the indexer holds
+    just-stored turns for a moment while it stores their embeddings: a request that only skipped them left
+    them to the next trigger, minutes away for an idle session, while its caller waited for "everything"."""
+    batch_ids: list[int] = []
+    deadline = time.monotonic() + LOCKED_WAIT_S
+    while decisions := on_demand(deps.repo.backlog(), full=full, scope=scope):
+        claimed = False
+        for d in decisions:
+            # A full review of a large backlog spans several batches of at most claim_limit episodes.
+            while (batch_id := deps.repo.claim(d, min_count=1, limit=deps.claim_limit)) is not None:
+                deps.dispatch(batch_id)
+                batch_ids.append(batch_id)
+                claimed = True
+                if d.kind == "light":
+                    break
+        if time.monotonic() >= deadline:
+            break  # still held (or still arriving): the scheduler's triggers take the rest
+        if not claimed:
+            time.sleep(LOCKED_POLL_S)
+    return batch_ids
 
 
 @router.post("/v1/progress")
