@@ -46,12 +46,17 @@ def words(text: str) -> list[str]:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased, stemmed content words; CJK text becomes overlapping character bigrams (no spaces)."""
+    """Lower-cased, stemmed content words; CJK text (no spaces) becomes its characters and their
+    overlapping bigrams. Bigrams alone miss a one-character word in new company: "我的猫" holds 我的 and
+    的猫, "家里那只猫很胖" neither, and Chinese says much in one character (猫, 车, 书, 药). The characters
+    match it; BM25's idf keeps the common ones (的, 我, 是) from counting (bench: bilingual_zh BM25 R@10
+    0.548 -> 0.696, English untouched)."""
     out: list[str] = []
     for word in _WORD.findall(text.lower()):
         if _CJK.search(word):
             chars = [c for c in word if _CJK.match(c)] or list(word)
-            out += ["".join(chars[i : i + 2]) for i in range(max(len(chars) - 1, 1))]
+            out += chars
+            out += ["".join(chars[i : i + 2]) for i in range(len(chars) - 1)]
         elif word not in STOPWORDS:
             out.append(_stem(word))
     return out

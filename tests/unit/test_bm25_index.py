@@ -70,3 +70,15 @@ def test_a_search_scores_only_the_documents_it_began_with() -> None:
     assert "late" in index
     assert [d for d, _ in got] == ["a", "b"]
     assert index.search("puppy", 1)[0][0] == "late"  # and the next search has it
+
+
+def test_a_one_character_chinese_word_finds_the_turn_that_says_it_in_other_company() -> None:
+    # "我的猫" holds the bigrams 我的 and 的猫; "家里那只猫很胖" holds neither: only the character 猫 matches.
+    docs = ["家里那只猫很胖", "我的工作很忙", "我的车坏了", "我的朋友来了", "我的书在桌上", "我的手机没电了"]
+    index = lexical.BM25()
+    for key, text in enumerate(docs):
+        index.add_text(key, text)
+    assert next(doc for doc, _ in index.search("我的猫", 3)) == 0
+    # Nothing doubled for a lone character; English is unchanged.
+    assert lexical.tokens("猫") == ["猫"]
+    assert lexical.tokens("Cats 喝水") == ["cat", "喝", "水", "喝水"]

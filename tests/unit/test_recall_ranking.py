@@ -61,8 +61,8 @@ def test_bm25_context_terms_count_less_than_own_terms() -> None:
     assert next(doc for doc, _ in index.search("shelter puppy", 3)) == 1
 
 
-def test_tokens_split_cjk_into_bigrams() -> None:
-    assert lexical.tokens("我住在上海") == ["我住", "住在", "在上", "上海"]
+def test_tokens_split_cjk_into_characters_and_bigrams() -> None:
+    assert lexical.tokens("我住在上海") == ["我", "住", "在", "上", "海", "我住", "住在", "在上", "上海"]
     assert lexical.tokens("Running, ran; runs!") == ["run", "ran", "run"]
 
 
