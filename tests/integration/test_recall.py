@@ -68,8 +68,11 @@ def test_superseded_values_rank_below_current_ones_and_as_of_answers_the_past(st
     assert {"dense", "lexical", "fused", "weight", "trust", "semantic_boost", "speaker_boost"} <= set(
         top["explain"]
     )
-    assert top["explain"]["lexical_rank"] is None  # no word of the question is in the answer...
-    assert top["explain"]["dense_rank"] is not None  # ...but the vector finds it
+    # "住哪儿" shares no character with the answer: the lexicon cannot match it, the vector finds it.
+    unworded = _recall(stack, "住哪儿", "li")
+    found = unworded[_position(unworded, new)]
+    assert found["explain"]["lexical_rank"] is None
+    assert found["explain"]["dense_rank"] is not None
     worded = _recall(stack, "搬到上海", "li")
     assert worded[0]["source_turn_ids"] == [new]
     assert worded[0]["explain"]["lexical_rank"] == 1
