@@ -62,6 +62,17 @@ def forget_model(repo: Repository) -> Iterator[None]:
     reset_store(repo.engine)
 
 
+@pytest.fixture
+def unsent_batches(repo: Repository) -> Iterator[None]:
+    """For a test whose batches are never sent to a worker (its dispatch only records the id, or it makes
+    them by hand): they stay `dispatched` or `running` for good, so the next test's reset would wait its
+    whole in-flight timeout (15 s) for them. Nothing of such a test is in flight on the session's worker,
+    so the store is reset right after it, without that wait. List it after `forget_model`, whose reset
+    would wait too."""
+    yield
+    reset_store(repo.engine, wait_for_in_flight=False)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> WarmEmbedder:
     """The default model, as the API of a test stack embeds (the worker process loads its own)."""

@@ -32,7 +32,7 @@ def _running_batch(repo: Repository) -> int:
 
 
 def test_a_held_lease_keeps_a_long_review_and_a_lost_one_sends_it_again(
-    clean: None, repo: Repository
+    clean: None, repo: Repository, unsent_batches: None
 ) -> None:
     batch_id = _running_batch(repo)
     dsn = libpq_dsn(DB_URL)

@@ -73,7 +73,9 @@ def _state(repo: Repository, episode: int) -> tuple[object, str]:
     return embedding, str(status)
 
 
-def test_a_write_by_the_store_model_goes_through(clean: None, repo: Repository, forget_model: None) -> None:
+def test_a_write_by_the_store_model_goes_through(
+    clean: None, repo: Repository, forget_model: None, unsent_batches: None
+) -> None:
     _record(repo, OLD)
     batch, episode = _started_batch(repo)
     done, _ = _write(Repository(repo.engine, vectors_by=OLD), batch, episode)
@@ -84,7 +86,7 @@ def test_a_write_by_the_store_model_goes_through(clean: None, repo: Repository, 
 
 
 def test_a_write_after_a_switch_mid_review_is_refused_and_nothing_lands(
-    clean: None, repo: Repository, forget_model: None
+    clean: None, repo: Repository, forget_model: None, unsent_batches: None
 ) -> None:
     _record(repo, OLD)
     batch, episode = _started_batch(repo)  # the review started under OLD and embedded with it
@@ -121,7 +123,7 @@ def test_a_write_after_a_switch_mid_review_is_refused_and_nothing_lands(
 
 
 def test_an_indexer_started_before_a_switch_leaves_the_outbox_for_its_restart(
-    clean: None, repo: Repository, forget_model: None
+    clean: None, repo: Repository, forget_model: None, unsent_batches: None
 ) -> None:
     _record(repo, NEW)  # switched after this indexer started with OLD
     _, episode = _started_batch(repo)

@@ -61,7 +61,9 @@ def claimed_priorities(repo: Repository, batch_id: int) -> set[int]:
         return {int(r[0]) for r in rows}
 
 
-def test_backlog_claims_user_turns_first_fairly_and_caps_the_queue(clean: None, repo: Repository) -> None:
+def test_backlog_claims_user_turns_first_fairly_and_caps_the_queue(
+    clean: None, repo: Repository, unsent_batches: None
+) -> None:
     # Tool turns arrive first in scope A; both scopes have more user turns than one batch takes.
     repo.ingest(
         turns("a", "u", "tool", 60, 0)

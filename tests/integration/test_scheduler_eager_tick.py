@@ -29,7 +29,9 @@ def turn(user: str, i: int) -> Turn:
 
 
 @pytest.fixture
-def running(clean: None, repo: Repository) -> Iterator[tuple[TurnStream, list[int], list[float]]]:
+def running(
+    clean: None, repo: Repository, unsent_batches: None
+) -> Iterator[tuple[TurnStream, list[int], list[float]]]:
     config = RunnerConfig(
         group="scheduler",
         read_count=100,

@@ -24,7 +24,9 @@ def _status(repo: Repository, batch_id: int) -> tuple[str, int]:
         return str(row.status), int(row.attempts)
 
 
-def test_a_failed_batch_starts_again_only_after_an_operator_requeue(clean: None, repo: Repository) -> None:
+def test_a_failed_batch_starts_again_only_after_an_operator_requeue(
+    clean: None, repo: Repository, unsent_batches: None
+) -> None:
     turns = [
         Turn(
             f"t{i}",
