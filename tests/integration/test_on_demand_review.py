@@ -7,11 +7,14 @@ for the next trigger, minutes away for an idle session, while `hindsight ingest 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
+from pipeline.adapters.postgres.scheduling_sql import CLAIM_LOCK_WAIT_S
+from pipeline.core.models import Dispatch, Scope
 from tests.helpers import wait_until
 from tests.integration.harness import Stack
 
@@ -31,20 +34,9 @@ def test_a_review_request_waits_for_a_turn_another_transaction_holds(stack: Stac
             AGENT, USER, "s1", "user", f"Fact number {i} about the garden.", ts=T0 + timedelta(minutes=i)
         )
 
-    def counts() -> tuple[int, int]:
-        with stack.repo.engine.connect() as conn:
-            unclaimed, total = conn.execute(text(COUNT_SQL), {"a": AGENT}).one()
-        return int(unclaimed), int(total)
-
-    wait_until(lambda: counts() == (4, 4), timeout=30, what="4 pending turns stored")
-    holder = stack.repo.engine.connect()
-    held = holder.begin()
-    # As the indexer does while it stores embeddings: one pending turn locked by another transaction.
-    holder.execute(
-        text("SELECT id FROM episodes WHERE agent_id = :a ORDER BY id LIMIT 1 FOR UPDATE"), {"a": AGENT}
-    )
-    release = threading.Timer(0.5, held.commit)
-    release.start()
+    wait_until(lambda: _counts(stack) == (4, 4), timeout=30, what="4 pending turns stored")
+    # Held longer than a claim waits for it: the request's own re-claiming gets it.
+    holder, release = _hold_one(stack, CLAIM_LOCK_WAIT_S + 1.0)
     try:
         response = stack.api.post("/v1/review", json={**SCOPE, "full": True})
     finally:
@@ -53,4 +45,48 @@ def test_a_review_request_waits_for_a_turn_another_transaction_holds(stack: Stac
     assert response.status_code == 202, response.text
     assert response.json()["batch_ids"], response.text
     # All four, the held one too, are in the batches this request dispatched.
-    assert counts() == (0, 4)
+    assert _counts(stack) == (0, 4)
+
+
+def _counts(stack: Stack) -> tuple[int, int]:
+    with stack.repo.engine.connect() as conn:
+        unclaimed, total = conn.execute(text(COUNT_SQL), {"a": AGENT}).one()
+    return int(unclaimed), int(total)
+
+
+def _hold_one(stack: Stack, for_s: float) -> tuple[Connection, threading.Timer]:
+    """One pending turn of the scope locked by another transaction (as the indexer does while it stores
+    embeddings), released after `for_s` seconds."""
+    holder = stack.repo.engine.connect()
+    held = holder.begin()
+    holder.execute(
+        text("SELECT id FROM episodes WHERE agent_id = :a ORDER BY id LIMIT 1 FOR UPDATE"), {"a": AGENT}
+    )
+    release = threading.Timer(for_s, held.commit)
+    release.start()
+    return holder, release
+
+
+@pytest.mark.parametrize(("held_s", "claimed"), [(0.2, 4), (3.0, 3)])
+def test_a_claim_waits_briefly_for_a_held_turn_then_skips_it(
+    stack: Stack, held_s: float, claimed: int
+) -> None:
+    # A scheduler's claim waits out a short hold (the session's review stays one batch) and skips a long one
+    # after CLAIM_LOCK_WAIT_S (the rest is claimed later): it never waits as long as the holder.
+    stack.start_scheduler(batch_size=10_000, idle_s=3600.0)
+    for i in range(4):
+        stack.client.write_memory(
+            AGENT, USER, "s1", "user", f"Fact number {i} about the garden.", ts=T0 + timedelta(minutes=i)
+        )
+    wait_until(lambda: _counts(stack) == (4, 4), timeout=30, what="4 pending turns stored")
+    holder, release = _hold_one(stack, held_s)
+    try:
+        started = time.monotonic()
+        batch_id = stack.repo.claim(Dispatch(Scope(AGENT, USER), "full", "manual"), min_count=1, limit=100)
+        took = time.monotonic() - started
+    finally:
+        release.join()
+        holder.close()
+    assert batch_id is not None
+    assert _counts(stack) == (4 - claimed, 4)
+    assert took < min(held_s, CLAIM_LOCK_WAIT_S) + 1.0

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from psycopg.errors import LockNotAvailable
 from psycopg.types.json import Jsonb
 from sqlalchemy import BigInteger, and_, cast, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import DBAPIError
 
 from pipeline.adapters.postgres.batch_lease import ORPHANED_RUNNING
 from pipeline.adapters.postgres.engine import translate_errors
@@ -17,6 +19,9 @@ from pipeline.adapters.postgres.outbox_sql import OUTBOX_CHANNEL
 from pipeline.adapters.postgres.store import SqlStore
 from pipeline.adapters.postgres.tables import batches, episodes, sessions
 from pipeline.core.models import Dispatch, Scope, ScopeBacklog, SessionBacklog, SessionEnd, Turn
+
+# How long a claim waits for a pending row another transaction holds before it skips it (see `claim`).
+CLAIM_LOCK_WAIT_S = 0.5
 
 # priority * URGENCY_SHIFT + id orders by priority, then id, for ids below 2**40 (a trillion episodes).
 URGENCY_SHIFT = 2**40
@@ -131,8 +136,23 @@ class SchedulingQueries(SqlStore):
     def claim(self, d: Dispatch, *, min_count: int, limit: int) -> int | None:
         """Claim pending episodes for one review into a new batch; None when fewer than `min_count` were free.
 
-        FOR UPDATE SKIP LOCKED makes concurrent schedulers claim disjoint episodes.
+        Concurrent schedulers claim disjoint episodes: a row another claim holds is waited for, and once
+        that claim commits PostgreSQL re-checks it (claimed now: left out). The wait is short because the
+        other holders are short: the indexer holds just-stored turns while it writes their embeddings, and
+        a claim that skipped them split a session's review in two batches (the rest went in the next
+        tick's). Past CLAIM_LOCK_WAIT (a long review writing its rows, say) the claim skips what is still
+        held instead, as it always did; and as the lock wait ends before PostgreSQL looks for a deadlock
+        (1 s), a wait never becomes one.
         """
+        with translate_errors():
+            try:
+                return self._claim(d, min_count=min_count, limit=limit, wait=True)
+            except DBAPIError as exc:
+                if not isinstance(exc.orig, LockNotAvailable):
+                    raise
+                return self._claim(d, min_count=min_count, limit=limit, wait=False)
+
+    def _claim(self, d: Dispatch, *, min_count: int, limit: int, wait: bool) -> int | None:
         e = episodes
         where = [
             e.c.agent_id == d.scope.agent_id,
@@ -143,14 +163,16 @@ class SchedulingQueries(SqlStore):
             where.append(e.c.light_batch_id.is_(None))
         if d.session_id is not None:
             where.append(e.c.session_id == d.session_id)
-        with translate_errors(), self._sessions.begin() as s:
+        with self._sessions.begin() as s:
+            if wait:
+                s.execute(text(f"SET LOCAL lock_timeout = '{int(CLAIM_LOCK_WAIT_S * 1000)}ms'"))
             ids = list(
                 s.scalars(
                     select(e.c.id)
                     .where(*where)
                     .order_by(e.c.priority, e.c.id)
                     .limit(limit)
-                    .with_for_update(skip_locked=True)
+                    .with_for_update(skip_locked=not wait)
                 )
             )
             if len(ids) < max(min_count, 1):
