@@ -71,13 +71,13 @@ def review(deps: Deps, caller: Caller, body: ReviewRequest) -> dict[str, Any]:
 
 
 def _claim_pending(deps: Deps, *, full: bool, scope: Scope | None) -> list[int]:
-    """Claim and dispatch everything pending, waiting up to LOCKED_WAIT_S for turns that another transaction
-    holds. A claim skips locked rows (so concurrent schedulers claim disjoint turns), and the indexer holds
-    just-stored turns for a moment while it stores their embeddings: a request that only skipped them left
-    them to the next trigger, minutes away for an idle session, while its caller waited for "everything"."""
+    """Claim and dispatch everything pending, looking again for up to LOCKED_WAIT_S while turns are left. A
+    claim waits only briefly for a row another transaction holds, then skips it (`SchedulingQueries.claim`):
+    a turn held longer (a review writing it, say) would otherwise be left to the next trigger, minutes away
+    for an idle session, while the caller waits for "everything"."""
     batch_ids: list[int] = []
     deadline = time.monotonic() + LOCKED_WAIT_S
-    while decisions := on_demand(deps.repo.backlog(), full=full, scope=scope):
+    while decisions := on_demand(deps.repo.backlog(scope), full=full, scope=scope):
         claimed = False
         for d in decisions:
             # A full review of a large backlog spans several batches of at most claim_limit episodes.

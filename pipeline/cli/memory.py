@@ -94,9 +94,9 @@ def _wait_reviewed(
             stalled = now - moved_at >= REASK_S
             if progress["received"] >= total and progress["reviewed"] < total and (not asked or stalled):
                 # Everything is stored: review it now rather than wait for the batch or idle trigger. Asked
-                # again when no more got reviewed for REASK_S: a request can race the scheduler's bookkeeping
-                # of turns it has just stored and claim only some of them (seen on a loaded machine: 4 of 6,
-                # the other 2 left for the idle trigger, minutes later).
+                # again when no more got reviewed for REASK_S: a request leaves a turn another transaction
+                # holds past its own wait (the server's LOCKED_WAIT_S) to the idle trigger, minutes later,
+                # and an older server skipped such turns at once (seen on a loaded machine: 4 of 6 claimed).
                 _review_now(client, list(dict.fromkeys((a, u) for a, u, _ in turns)))
                 asked, moved_at = True, now
             if time.monotonic() > deadline:

@@ -34,7 +34,11 @@ def test_a_review_request_waits_for_a_turn_another_transaction_holds(stack: Stac
             AGENT, USER, "s1", "user", f"Fact number {i} about the garden.", ts=T0 + timedelta(minutes=i)
         )
 
-    wait_until(lambda: _counts(stack) == (4, 4), timeout=30, what="4 pending turns stored")
+    stack.client.write_memory(AGENT, "someone-else", "s1", "user", "Another scope's turn.", ts=T0)
+    wait_until(lambda: _counts(stack) == (5, 5), timeout=30, what="5 pending turns stored")
+    # The request looks at its own scope's backlog only.
+    assert [b.scope for b in stack.repo.backlog(Scope(AGENT, USER))] == [Scope(AGENT, USER)]
+    assert {b.scope for b in stack.repo.backlog()} == {Scope(AGENT, USER), Scope(AGENT, "someone-else")}
     # Held longer than a claim waits for it: the request's own re-claiming gets it.
     holder, release = _hold_one(stack, CLAIM_LOCK_WAIT_S + 1.0)
     try:
@@ -44,8 +48,8 @@ def test_a_review_request_waits_for_a_turn_another_transaction_holds(stack: Stac
         holder.close()
     assert response.status_code == 202, response.text
     assert response.json()["batch_ids"], response.text
-    # All four, the held one too, are in the batches this request dispatched.
-    assert _counts(stack) == (0, 4)
+    # All four, the held one too, are in the batches this request dispatched; the other scope's is not.
+    assert _counts(stack) == (1, 5)
 
 
 def _counts(stack: Stack) -> tuple[int, int]:
@@ -60,7 +64,8 @@ def _hold_one(stack: Stack, for_s: float) -> tuple[Connection, threading.Timer]:
     holder = stack.repo.engine.connect()
     held = holder.begin()
     holder.execute(
-        text("SELECT id FROM episodes WHERE agent_id = :a ORDER BY id LIMIT 1 FOR UPDATE"), {"a": AGENT}
+        text("SELECT id FROM episodes WHERE agent_id = :a AND user_id = :u ORDER BY id LIMIT 1 FOR UPDATE"),
+        {"a": AGENT, "u": USER},
     )
     release = threading.Timer(for_s, held.commit)
     release.start()

@@ -81,8 +81,9 @@ class SchedulingQueries(SqlStore):
 
     # -- scheduling -----------------------------------------------------------------------------
 
-    def backlog(self) -> list[ScopeBacklog]:
-        """Per scope, what is waiting for review (input to `scheduler.policy.decide`)."""
+    def backlog(self, scope: Scope | None = None) -> list[ScopeBacklog]:
+        """Per scope, what is waiting for review (input to `scheduler.policy.decide`); one scope's only when
+        given (a review request for it looks again while it waits, and needs no other scope's counts)."""
         e = episodes
         sess = sessions
         q = (
@@ -110,6 +111,8 @@ class SchedulingQueries(SqlStore):
             .where(e.c.full_batch_id.is_(None))
             .group_by(e.c.agent_id, e.c.user_id, e.c.session_id)
         )
+        if scope is not None:
+            q = q.where(e.c.agent_id == scope.agent_id, e.c.user_id == scope.user_id)
         scopes: dict[Scope, list[Any]] = defaultdict(list)
         with translate_errors(), self.engine.connect() as conn:
             for row in conn.execute(q):
