@@ -82,3 +82,13 @@ def test_a_one_character_chinese_word_finds_the_turn_that_says_it_in_other_compa
     # Nothing doubled for a lone character; English is unchanged.
     assert lexical.tokens("猫") == ["猫"]
     assert lexical.tokens("Cats 喝水") == ["cat", "喝", "水", "喝水"]
+
+
+def test_a_number_or_latin_word_against_chinese_is_a_word_of_its_own() -> None:
+    # Taken into the CJK run, "3800" was dropped and 租块, never said, became a bigram.
+    assert lexical.tokens("房租3800块") == ["房", "租", "房租", "3800", "块"]
+    assert "api" in lexical.tokens("API套餐多少钱")
+    index = lexical.BM25()
+    for key, text in enumerate(["房租3800块", "房租5200块", "API套餐多少钱"]):
+        index.add_text(key, text)
+    assert next(doc for doc, _ in index.search("3800", 3)) == 0
