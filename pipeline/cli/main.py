@@ -20,7 +20,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Hindsight: agent memory that improves in hindsight.",
-    epilog=example("hindsight up", 'hindsight recall "where does she live" --agent demo --user ana'),
+    epilog=example("hindsight up", 'hindsight recall "where does the user live" --agent demo --user ana'),
 )
 
 

@@ -432,9 +432,9 @@ def _print_model_change(status: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     # In this order in `hindsight --help`.
     app.command(epilog=example("hindsight ingest examples/turns.jsonl --wait"))(ingest)
-    app.command(epilog=example('hindsight recall "where does she live" --agent demo --user ana -k 5 --json'))(
-        recall
-    )
+    app.command(
+        epilog=example('hindsight recall "where does the user live" --agent demo --user ana -k 5 --json')
+    )(recall)
     app.command(
         epilog=example("hindsight facts --agent demo --user ana --entity user --attribute city --history")
     )(facts)

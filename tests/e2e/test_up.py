@@ -127,6 +127,8 @@ def test_up_ingest_recall_ctrl_c_and_up_again_keeps_everything(up: UpProcess, tm
     # the job, so it is kept too (only a turn that carries nothing goes cold), and ranks below the user's
     # own statement.
     assert recalled >= {"demo-1", "demo-2", "demo-3", "demo-4", "demo-5"}
+    # README's first recall, word for word: the move, not the sister's visit.
+    assert _recall(up, "where does the user live")[0]["source_turn_ids"] == ["demo-1"]
     facts = json.loads(up.cli("facts", "--agent", "demo", "--user", "ana", "--json").stdout)["facts"]
     assert ("allergy:peanuts", "allergic") in {(f["attribute"], f["value"]) for f in facts}
 
