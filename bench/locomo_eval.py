@@ -19,6 +19,7 @@ from bench.locomo_data import AGENT, K, Question, Ranker, Recalled, Table, score
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.core.config import Settings
 from pipeline.recall.hybrid import DEFAULT_TUNING, RecallTuning
+from pipeline.recall.tuning import rebased
 
 # Ablations and alternatives, named for `--variant`; each is measured beside the default in one run.
 VARIANTS: dict[str, RecallTuning] = {
@@ -219,7 +220,8 @@ def evaluate(
                     for h in r.json()["results"]
                 ]
 
-            dense = replace(DEFAULT_TUNING, lexical=False)
+            # Over the tuning the API ranks with (create_app set it from the settings), not DEFAULT_TUNING.
+            dense = replace(deps.tuning, lexical=False)
             t0 = time.perf_counter()
             tables.append(
                 score("dense only (pipeline index)", questions, use_case(dense, None), half_of, text_of)
@@ -230,9 +232,9 @@ def evaluate(
                 if name in CONTEXT_VARIANTS:
                     previous, following = CONTEXT_VARIANTS[name]
                     lexicon = Lexicon(store, refresh_s=3600.0, context_weight=previous, next_weight=following)
-                    ranker = use_case(DEFAULT_TUNING, lexicon)
+                    ranker = use_case(deps.tuning, lexicon)
                 else:
-                    ranker = use_case(VARIANTS[name], deps.lexicon)
+                    ranker = use_case(rebased(VARIANTS[name], deps.tuning), deps.lexicon)
                 tables.append(score(f"hybrid, {name}", questions, ranker, half_of, text_of))
                 console.print(f"  {name}: {time.perf_counter() - t0:.0f} s", highlight=False)
             t0 = time.perf_counter()

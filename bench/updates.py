@@ -39,7 +39,8 @@ from bench.report import machine, write_section
 from bench.review import CACHE_DIR, check_disposable
 from bench.sets.common import SETS_DIR
 from pipeline.core.config import Settings
-from pipeline.recall.hybrid import DEFAULT_TUNING, recall
+from pipeline.recall.hybrid import recall
+from pipeline.recall.tuning import configured
 
 PATH = SETS_DIR / "updates.json.gz"
 DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates"
@@ -260,7 +261,8 @@ def run_updates_bench(
             return rank
 
         bm25 = bm25_floor(turns, "metadata")
-        without = product(replace(DEFAULT_TUNING, updates=False))
+        tuned = configured(bench)  # what the API ranks with under these settings (the model's reads_cjk)
+        without = product(replace(tuned, updates=False))
         cache: dict[str, np.ndarray[Any, Any]] = {}
 
         def vectors(texts: list[str]) -> np.ndarray[Any, Any]:
@@ -274,7 +276,7 @@ def run_updates_bench(
             "BM25 alone (floor)": lambda p: [((ids_,), text_of[ids_]) for (ids_,) in bm25(_question(p))],
             "product without update detection (floor)": without,
             "naive: later look-alike first (floor)": lambda p: naive_reorder(without(p), vectors, ts),
-            "**product**": product(DEFAULT_TUNING),
+            "**product**": product(tuned),
         }
         for name, ranker in rankers.items():
             console.print(f"  {name}", highlight=False)

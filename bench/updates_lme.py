@@ -275,7 +275,8 @@ def _product(
     import json
 
     from bench.locomo_eval import recall_env
-    from pipeline.recall.hybrid import DEFAULT_TUNING, recall
+    from pipeline.recall.hybrid import recall
+    from pipeline.recall.tuning import configured
 
     check_disposable(DATABASE_URL, REDIS_URL, settings)
     bench = settings.model_copy(update={"database_url": DATABASE_URL, "redis_url": REDIS_URL})
@@ -306,7 +307,7 @@ def _product(
             index=env.index,
             embedder=env.deps.embedder,
             lexicon=env.deps.lexicon,
-            tuning=DEFAULT_TUNING,
+            tuning=configured(bench),  # as the API ranks under these settings
         )
         applied = next(
             (str(h.explain["value_order"]) for h in hits if h.explain and "value_order" in h.explain), "none"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 
 from fastapi import Depends, FastAPI
 
@@ -47,6 +46,7 @@ from pipeline.api.security_headers import SecurityHeaders
 from pipeline.core.authz import auth_required
 from pipeline.ingest.validation import utcnow
 from pipeline.recall.access import AccessRecorder
+from pipeline.recall.tuning import configured
 
 API_DESCRIPTION = """Memory for LLM agents. Push turns (`POST /v1/turns`), end sessions, recall what is current and
 relevant, inspect memories, facts and the review log. Every error is JSON `{"detail": "..."}`.
@@ -68,12 +68,7 @@ AUTHENTICATED = [Depends(principal)]
 def create_app(deps: ApiDeps) -> FastAPI:
     if deps.recall_store is None:
         deps.recall_store = RecallStore(deps.repo.engine)
-    if deps.settings.recall.decay_exponent is not None:
-        deps.tuning = replace(deps.tuning, decay_exponent=deps.settings.recall.decay_exponent)
-    if deps.settings.embedding.reads_cjk:
-        deps.tuning = replace(deps.tuning, dense_reads_cjk=True)
-    if deps.settings.recall.semantic is not None:
-        deps.tuning = replace(deps.tuning, semantic=deps.settings.recall.semantic)
+    deps.tuning = configured(deps.settings, deps.tuning)
     if deps.lexicon is None:
         deps.lexicon = Lexicon(
             deps.recall_store,

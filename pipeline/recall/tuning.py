@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipeline.core.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,3 +186,28 @@ class RecallTuning:
 
 
 DEFAULT_TUNING = RecallTuning()
+
+
+def configured(settings: Settings, base: RecallTuning = DEFAULT_TUNING) -> RecallTuning:
+    """`base` as the settings change it: what the embedding model reads and the operator's recall switches.
+    The API ranks with this, and so must every bench that stands in for it: a bench that ranked with
+    DEFAULT_TUNING under a model that reads Chinese scored its Chinese questions by BM25 alone."""
+    tuning = base
+    if settings.recall.decay_exponent is not None:
+        tuning = replace(tuning, decay_exponent=settings.recall.decay_exponent)
+    if settings.embedding.reads_cjk:
+        tuning = replace(tuning, dense_reads_cjk=True)
+    if settings.recall.semantic is not None:
+        tuning = replace(tuning, semantic=settings.recall.semantic)
+    return tuning
+
+
+def rebased(variant: RecallTuning, base: RecallTuning) -> RecallTuning:
+    """`base` with the knobs `variant` sets apart from DEFAULT_TUNING (a bench's `--variant` over the tuning
+    the API actually ranks with)."""
+    changed = {
+        name: getattr(variant, name)
+        for name in RecallTuning.__dataclass_fields__
+        if getattr(variant, name) != getattr(DEFAULT_TUNING, name)
+    }
+    return replace(base, **changed)
