@@ -55,7 +55,11 @@ class RecallTuning:
     # weight times (share of the query its best match covers) ** 0.25. R@10 it made, 2026-12-06 through the
     # pipeline: LoCoMo -0.011 (R@5 -0.029), LongMemEval 0 (R@5 -0.023), assistant_help +0.042, friends_chat
     # +0.012, bilingual_en +0.006: it helped the sets this project generated and cost the two it did not.
-    candidates: int = 50  # from each retriever
+    # From each retriever; each list is min-maxed over its own `candidates`. 100 measured and not taken
+    # (2026-12-06, BENCHMARKS.md "issue45-depth"): offline, the fusion alone, +0.021 R@10 on 48 LongMemEval
+    # questions nobody read (one question) and 0 to +0.017 elsewhere. Through the pipeline, where passages
+    # and semantic memories share the lists: assistant_help -0.019, bilingual_en -0.006, LoCoMo +0.010.
+    candidates: int = 50
     # A long turn's passage counts for the turn at its cosine less this (`ranking.passage_cosine`). Taking
     # the best of a reply's many windows at face value lifted long replies over the short turns that held
     # the answer: dense-only R@10 on assistant_help (11,579 passages) 0.667 over main vectors alone, 0.625
