@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +32,11 @@ from rich.console import Console
 from bench.fusion_frontier import minmax
 from bench.locomo import turn_text
 from bench.longmemeval import DEFAULT_DATA as LME_DATA
-from bench.longmemeval import PER_TYPE, SEED, has_evidence, load_questions, sample
+from bench.longmemeval import PER_TYPE, SEED, load_questions, sample
 from bench.quality import builtin_sets, load_set
 from bench.report import write_section
 from bench.review import CACHE_DIR
+from bench.updates_lme import select
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
 from pipeline.recall import lexical, ranking
 from pipeline.recall.tuning import DEFAULT_TUNING
@@ -44,7 +44,7 @@ from pipeline.recall.tuning import DEFAULT_TUNING
 DEPTHS = (50, 100, 200)
 K = 10
 LME_PER_TYPE = 8
-LME_SEED = "2026"
+LME_SEED = 2026
 Array = np.ndarray[Any, Any]
 
 
@@ -156,27 +156,15 @@ def recall_at(a: Asked, scores: Array, k: int) -> float:
     return float(a.evidence[first].sum() / a.evidence.sum())
 
 
-def unread_longmemeval(path: Path, per_type: int, seed: str) -> list[dict[str, Any]]:
-    """Per type, `per_type` questions with turn-level evidence that no bench samples or reads."""
+def unread_longmemeval(path: Path, per_type: int, seed: int) -> list[dict[str, Any]]:
+    """Per type, `per_type` questions with turn-level evidence (drawn as `bench longmemeval` draws its sample)
+    among those no bench samples or reads: outside that bench's sample and the dev half of `bench updates
+    --longmemeval` (`updates_lme.select`)."""
     questions = load_questions(path)
     taken = {q["question_id"] for _, q in sample(questions, PER_TYPE, SEED)}
-    updates = sorted(
-        (q for q in questions if q["question_type"] == "knowledge-update"), key=lambda q: q["question_id"]
-    )
-    taken |= {q["question_id"] for i, q in enumerate(updates) if i % 2 == 0}  # the half bench updates reads
-    chosen: list[dict[str, Any]] = []
-    for qtype in sorted({str(q["question_type"]) for q in questions}):
-        pool = sorted(
-            (
-                q
-                for q in questions
-                if q["question_type"] == qtype and has_evidence(q) and q["question_id"] not in taken
-            ),
-            key=lambda q: q["question_id"],
-        )
-        random.Random(f"{seed}:{qtype}").shuffle(pool)
-        chosen += pool[:per_type]
-    return chosen
+    taken |= {q["question_id"] for split, q in select(questions, None) if split == "dev"}
+    unread = [q for q in questions if q["question_id"] not in taken]
+    return [q for _, q in sample(unread, per_type, seed)]
 
 
 def longmemeval_questions(
