@@ -17,7 +17,8 @@ log = get_logger(__name__)
 # A claimed batch not dispatched this long after its claim was left by a scheduler that died.
 UNDISPATCHED_S = 30.0
 # A running batch nobody holds the lease of is re-sent once it started this long ago: long enough for a
-# review retried after an upstream error (countdown <= 10 s, tasks/review.py) to take its lease again.
+# review retried after an error (countdown <= settings.celery.retry_max_delay_s, at most 10 s) to take its
+# lease again.
 LEASE_GRACE_S = 15.0
 
 

@@ -17,6 +17,7 @@ import socket
 from celery import Task
 
 from pipeline.adapters.postgres.batch_lease import batch_lease
+from pipeline.core.config import get_settings
 from pipeline.core.errors import RetryableError
 from pipeline.core.logging import get_logger
 from pipeline.ingest.validation import utcnow
@@ -25,9 +26,6 @@ from tasks import deps
 from tasks.app import REVIEW_TASK, app
 
 log = get_logger(__name__)
-# Longest countdown before a review retried for upstream trouble runs again: with 60, a 30 s database outage
-# could leave a review waiting 32 s past its end (1+2+4+8+16 s of retries, then a 32 s countdown).
-MAX_RETRY_DELAY_S = 10
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 # Deliveries of one batch that started it (first run, retries, redeliveries, reconcile) before it is given
 # up. An outage that keeps a review from starting (no lease, no start_batch) does not use any up.
@@ -79,6 +77,13 @@ def review_batch(self: Task, batch_id: int) -> None:
     )
 
 
+def retry_delay(retries: int, *, base_s: float, cap_s: float) -> float:
+    """Seconds before the next delivery of a failed review: doubling from base_s, never over cap_s. With a cap
+    of 60, a 30 s database outage could leave a review waiting 32 s past its end (1+2+4+8+16 s of retries,
+    then a 32 s countdown); settings.celery caps it at 10."""
+    return min(base_s * 2 ** min(retries, 6), cap_s)
+
+
 def _failed(task: Task, batch_id: int, exc: Exception) -> None:
     """Record the failure on the batch; give it up after MAX_ATTEMPTS, else send it again with backoff."""
     retryable = isinstance(exc, RetryableError)
@@ -89,7 +94,8 @@ def _failed(task: Task, batch_id: int, exc: Exception) -> None:
         # Not even the failure can be written (PostgreSQL down): no attempt was counted either; try later.
         gave_up = False
         log.warning("review.unrecorded", batch_id=batch_id, error=str(store_exc)[:300])
-    delay = min(2 ** min(task.request.retries, 6), MAX_RETRY_DELAY_S)
+    celery = get_settings().celery
+    delay = retry_delay(task.request.retries, base_s=celery.retry_base_s, cap_s=celery.retry_max_delay_s)
     if gave_up:
         # The dead-letter path: status `failed` with its reason (stats, metrics); the episodes stay pending.
         log.error("review.gave_up", batch_id=batch_id, attempts=MAX_ATTEMPTS, error=reason[:300])

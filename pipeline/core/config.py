@@ -252,6 +252,12 @@ class CelerySettings(BaseModel):
     visibility_timeout_s: int = Field(900, ge=1)
     # How often a worker sweeps for tasks abandoned by a dead worker (kombu's unacked_restore_interval).
     restore_interval_s: int = Field(10, ge=1)
+    # A review that failed is sent again after retry_base_s * 2**retries seconds, capped (tasks/review.py):
+    # 1, 2, 4, 8 s between its five attempts by default. The cap keeps a review from waiting long past the end
+    # of a database outage, and the reconcile's lease grace (15 s, tasks/maintenance.py) stays above it, so
+    # a review waiting out its countdown is never re-sent as one whose worker died.
+    retry_base_s: float = Field(1.0, gt=0, le=10)
+    retry_max_delay_s: float = Field(10.0, gt=0, le=10)
 
 
 class WorkingMemorySettings(BaseModel):

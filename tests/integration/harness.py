@@ -46,11 +46,16 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 # Short timeouts so that recovery paths run within a test: a task of a SIGKILLed worker comes back
 # after VISIBILITY_S plus one restore sweep.
 VISIBILITY_S = 6
+RETRY_BASE_S = 0.25
+RETRY_MAX_DELAY_S = 2.0
 WORKER_ENV = {
     "HINDSIGHT_DATABASE_URL": DB_URL,
     "HINDSIGHT_REDIS_URL": REDIS_URL,
     "HINDSIGHT_CELERY__VISIBILITY_TIMEOUT_S": str(VISIBILITY_S),
     "HINDSIGHT_CELERY__RESTORE_INTERVAL_S": "1",
+    # A failed review is retried after 0.25, 0.5, 1, 2 s, not 1, 2, 4, 8 s: the give-up tests wait out every one.
+    "HINDSIGHT_CELERY__RETRY_BASE_S": str(RETRY_BASE_S),
+    "HINDSIGHT_CELERY__RETRY_MAX_DELAY_S": str(RETRY_MAX_DELAY_S),
     "HINDSIGHT_EMBEDDING__TORCH_THREADS": "1",
     "HINDSIGHT_LOG_JSON": "true",
 }

@@ -270,11 +270,13 @@ def test_entries_left_by_a_dead_scheduler_are_taken_over(stack: Stack) -> None:
     assert _q(stack.repo, "SELECT count(*) FROM episodes") == [(5,)]
 
 
+# Long turns enough for one review to take seconds: long enough to be killed in the middle of it.
+KILLED_TURNS = 120
+
+
 def test_a_worker_killed_mid_batch_finishes_the_batch_after_restart(
     stack: Stack, worker: WorkerProcess
 ) -> None:
-    stack.start_scheduler()
-    # Many long turns, so the review surely takes long enough to be killed in the middle of it.
     long_text = " ".join(
         ["The quarterly planning meeting covered hiring, budgets and the robotics roadmap."] * 12
     )
@@ -292,13 +294,17 @@ def test_a_worker_killed_mid_batch_finishes_the_batch_after_restart(
             "source": "user",
             "metadata": "{}",
         }
-        for i in range(400)
+        for i in range(KILLED_TURNS)
     ]
     stack.stream.add_many(entries)
+    # Written before the scheduler starts and read in one go, so they are claimed as one batch: a remainder
+    # under the 30-turn trigger would otherwise wait for the session's idle review.
+    stack.start_scheduler(read_count=1000)
     wait_until(
-        lambda: _q(stack.repo, "SELECT count(*) FROM episodes") == [(400,)], timeout=30, what="episodes"
+        lambda: _q(stack.repo, "SELECT count(*) FROM episodes") == [(KILLED_TURNS,)],
+        timeout=30,
+        what="episodes",
     )
-    # Stop the automatic trigger from racing us: the scheduler has already claimed a full batch of them.
     batch_id = wait_until(
         lambda: _q(stack.repo, "SELECT id FROM batches WHERE status = 'running'"),
         timeout=30,
@@ -308,6 +314,7 @@ def test_a_worker_killed_mid_batch_finishes_the_batch_after_restart(
     worker.kill()
     status = _q(stack.repo, "SELECT status FROM batches WHERE id = :b", b=batch_id)[0][0]
     assert status == "running", "the worker finished before it could be killed; the test proves nothing"
+    assert _q(stack.repo, "SELECT episode_count FROM batches") == [(KILLED_TURNS,)]
 
     worker.start()
     ids = [str(e["turn_id"]) for e in entries]
@@ -315,7 +322,7 @@ def test_a_worker_killed_mid_batch_finishes_the_batch_after_restart(
     assert _q(stack.repo, "SELECT status, attempts FROM batches WHERE id = :b", b=batch_id) == [("done", 2)]
     assert _q(stack.repo, "SELECT count(*) FROM reviews WHERE batch_id = :b", b=batch_id) == [(1,)]
     reviewed = "SELECT count(*) FROM episodes WHERE status <> 'pending' AND embedding IS NOT NULL"
-    assert _q(stack.repo, reviewed) == [(400,)]
+    assert _q(stack.repo, reviewed) == [(KILLED_TURNS,)]
     (kept,) = _q(stack.repo, "SELECT count(*) FROM episodes WHERE status = 'kept'")[0]
     assert stack.index.ids() == stack.repo.indexable_point_ids()
     assert len(stack.index.ids()) >= kept

@@ -16,7 +16,7 @@ from sqlalchemy import text
 from pipeline.adapters.postgres.repository import Repository
 from tasks.review import MAX_ATTEMPTS
 from tests.helpers import wait_until
-from tests.integration.harness import Stack
+from tests.integration.harness import RETRY_MAX_DELAY_S, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +93,7 @@ def _batch(repo: Repository, user: str) -> dict[str, Any]:
 def _given_up(stack: Stack, user: str) -> dict[str, Any]:
     turns = _write(stack, user, "s1", ["My weight this morning is 81.4 kg", "I keep a daily weight log"])
     wait_until(lambda: _has_batch(stack.repo, user), timeout=30, what="the batch to be dispatched")
-    # Backoff 1 + 2 + 4 + 8 s between five attempts: well within the minute.
+    # Backoff 0.25 + 0.5 + 1 + 2 s between five attempts in the test worker (harness.WORKER_ENV).
     wait_until(lambda: _batch(stack.repo, user)["status"] == "failed", timeout=90, what="the give-up")
     batch = _batch(stack.repo, user)
     assert batch["attempts"] == MAX_ATTEMPTS
@@ -154,6 +154,6 @@ def test_a_batch_failing_with_a_retryable_error_is_given_up_after_its_attempts(
     assert batch["error"].startswith("retryable:")
     # Given up for good: no delivery starts it again on its own.
     attempts = batch["attempts"]
-    time.sleep(12)
+    time.sleep(3 * RETRY_MAX_DELAY_S)  # well past any retry's countdown
     assert _batch(stack.repo, OTHER)["attempts"] == attempts
     assert _batch(stack.repo, OTHER)["status"] == "failed"
