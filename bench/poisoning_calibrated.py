@@ -53,10 +53,16 @@ def lookalike_split(samples: list[data.Sample], seed: int = SEED) -> dict[str, s
 
 
 def embed(texts: list[str], embedder: object) -> np.ndarray:
-    """The product's embedder's vectors, cached on disk by text hash (the cache is git-ignored: it holds
-    LoCoMo-derived vectors, which must not enter the repository)."""
+    """The product's embedder's vectors (`product_embedder`: the configured model), cached on disk by the
+    model's name and the text's hash (the cache is git-ignored: it holds LoCoMo-derived vectors, which must
+    not enter the repository). Keyed by the text alone, a run under another model of the same dimension
+    read the last model's vectors."""
+    from pipeline.adapters.model_identity import canonical_name
+    from pipeline.core.config import Settings
+
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+    model = canonical_name(Settings().embedding.model)
+    keys = [hashlib.sha256(f"{model}\x00{t}".encode()).hexdigest() for t in texts]
     found: dict[str, np.ndarray] = {}
     for shard in CACHE_DIR.glob("*.npz"):
         with np.load(shard) as z:

@@ -188,6 +188,7 @@ def run_lme(
 ) -> LmeResult:
     from bench.updates import naive_reorder
     from pipeline.adapters.embedder import make_embedder
+    from pipeline.adapters.model_identity import canonical_name
     from pipeline.recall import value_order
 
     turns, items, samples, skipped = load_items(data, per_half)
@@ -200,7 +201,13 @@ def run_lme(
     by_conv: dict[str, list[LocomoTurn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation, []).append(t)
-    vectors = dict(zip(text_of, _embedded(embedder, list(text_of.values()), console), strict=True))
+    vectors = dict(
+        zip(
+            text_of,
+            _embedded(embedder, canonical_name(settings.embedding.model), list(text_of.values()), console),
+            strict=True,
+        )
+    )
 
     def vec(texts: list[str]) -> np.ndarray[Any, Any]:
         inverse = {v: k for k, v in text_of.items()}
@@ -318,13 +325,14 @@ def _product(
     return rank
 
 
-def _embedded(embedder: Any, texts: list[str], console: Console) -> np.ndarray[Any, Any]:
-    """The turns' MiniLM vectors, cached in the bench cache by the texts' hash (embedding ~12k long turns
-    takes minutes on two loaded cores; the floors are recomputed run after run)."""
+def _embedded(embedder: Any, model: str, texts: list[str], console: Console) -> np.ndarray[Any, Any]:
+    """The turns' vectors by `model`, cached in the bench cache by the model and the texts' hash (embedding
+    ~12k long turns takes minutes on two loaded cores; the floors are recomputed run after run). Before, the
+    key was the texts alone, so a run under another model read the last model's vectors."""
     import hashlib
 
     key = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = CACHE_DIR / f"updates-lme-vectors-{key}.npy"
+    path = CACHE_DIR / f"updates-lme-vectors-{model}-{key}.npy"
     if path.exists():
         return np.load(path)
     console.print(f"embedding {len(texts):,} turns for the floors", highlight=False)
