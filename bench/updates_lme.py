@@ -39,6 +39,7 @@ from bench.locomo_data import LocomoTurn, Question, parse
 from bench.longmemeval import DEFAULT_DATA, has_evidence, load_questions, to_locomo
 from bench.review import CACHE_DIR, check_disposable
 from pipeline.core.config import Settings
+from pipeline.recall.tuning import RecallTuning
 
 DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_lme"
 REDIS_URL = "redis://127.0.0.1:6379/10"
@@ -255,7 +256,9 @@ def run_lme(
         ),
     }
     if product:
-        rankers["**product**"] = _product(settings, turns, samples, reuse, console, timeout_s, result)
+        with_order, without_order = _product(settings, turns, samples, reuse, console, timeout_s, result)
+        rankers["product without value_order"] = without_order
+        rankers["**product**"] = with_order
     for name, ranker in rankers.items():
         console.print(f"  {name}", highlight=False)
         rows = result.rows.setdefault(name, {})
@@ -277,9 +280,12 @@ def _product(
     console: Console,
     timeout_s: float,
     result: LmeResult,
-) -> Callable[[Item], Ranked]:
+) -> tuple[Callable[[Item], Ranked], Callable[[Item], Ranked]]:
+    """The product's ranking over the ingested state, and the same without `value_order` (the ablation that
+    says whether issue 46's ordering pays on this shape), as the API ranks under these settings."""
     import gzip
     import json
+    from dataclasses import replace
 
     from bench.locomo_eval import recall_env
     from pipeline.recall.hybrid import recall
@@ -303,7 +309,10 @@ def _product(
     result.ingest_s = prepared.ingested.seconds
     env = recall_env(bench, qdrant_path)
 
-    def rank(item: Item) -> Ranked:
+    product_tuning = configured(bench)
+    without = replace(product_tuning, value_order=False)
+
+    def rank(item: Item, tuning: RecallTuning = product_tuning) -> Ranked:
         hits = recall(
             item.question,
             agent_id=AGENT,
@@ -314,15 +323,17 @@ def _product(
             index=env.index,
             embedder=env.deps.embedder,
             lexicon=env.deps.lexicon,
-            tuning=configured(bench),  # as the API ranks under these settings
+            tuning=tuning,
         )
-        applied = next(
-            (str(h.explain["value_order"]) for h in hits if h.explain and "value_order" in h.explain), "none"
-        )
-        result.orderings[applied] = result.orderings.get(applied, 0) + 1
+        if tuning is product_tuning:
+            applied = next(
+                (str(h.explain["value_order"]) for h in hits if h.explain and "value_order" in h.explain),
+                "none",
+            )
+            result.orderings[applied] = result.orderings.get(applied, 0) + 1
         return [(h.source_turn_ids, h.text) for h in hits]
 
-    return rank
+    return rank, lambda item: rank(item, without)
 
 
 def _embedded(embedder: Any, model: str, texts: list[str], console: Console) -> np.ndarray[Any, Any]:
