@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,8 +105,7 @@ def stack(
         finally:
             s.stop()
             s.client.close()
-    # Let the worker finish whatever this test left in flight before the next test truncates.
-    time.sleep(0.2)
+    # Whatever this test left in flight on the worker, the next test's `clean` waits for before it truncates.
 
 
 @pytest.fixture

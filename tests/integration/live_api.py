@@ -4,7 +4,6 @@ through a real socket, and for clients in other processes (the MCP server the MC
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +69,6 @@ def live(
     embedder: WarmEmbedder,
     tmp_path: Path,
 ) -> Iterator[Stack]:
+    # Whatever this test left in flight on the worker, the next test's `clean` waits for before it truncates.
     with live_stack(repo, embedder, tmp_path) as stack:
         yield stack
-    time.sleep(0.2)  # let the worker finish what this test left in flight before the next truncates

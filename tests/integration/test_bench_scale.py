@@ -62,8 +62,8 @@ def test_scaling_reviews_every_turn_with_1_and_2_workers_and_costs_come_from_rea
 def test_soak_loses_nothing_dead_letters_bad_input_and_samples_memory(tmp_path: Path) -> None:
     r = soak.run_soak_bench(
         Settings(),
-        turns=300,
-        bad_every=50,
+        turns=150,
+        bad_every=25,
         sample_s=1.0,
         data=write_tiny_locomo(tmp_path / "locomo.json"),
         write=False,
@@ -82,7 +82,7 @@ def test_soak_loses_nothing_dead_letters_bad_input_and_samples_memory(tmp_path: 
     roles = set(r.trends)
     assert {"scheduler", "worker-1", "worker-2", "indexer", "postgres", "redis"} <= roles
     assert all(t.end_mb > 0 for t in r.trends.values())
-    assert r.samples[-1].reviewed == 300
-    assert r.samples[-1].pushed == 300
+    assert r.samples[-1].reviewed == 150
+    assert r.samples[-1].pushed == 150
     soak.chart(r, tmp_path / "soak.png")
     assert (tmp_path / "soak.png").read_bytes()[:4] == b"\x89PNG"
