@@ -389,6 +389,7 @@ def figures(r: LmeResult) -> dict[str, float]:
         "naive: later look-alike first (floor)": "naive",
         "simple hybrid + question-conditioned order (offline)": "ordered",
         "simple hybrid + question-conditioned order, wanted first of all (offline)": "ordered_lead",
+        "product without value_order": "product_no_order",
         "**product**": "product",
     }
     out: dict[str, float] = {}

@@ -73,3 +73,21 @@ def test_wanted_first_top_1_and_found_are_judged_on_the_first_hit_holding_each()
     assert tally("old", "new") == (1, 0, 0, 1)
     assert tally("x", "new") == (1, 1, 0, 1)  # the other statement not found at all
     assert tally("old", "x") == (1, 0, 0, 0)
+
+
+def test_every_row_the_bench_scores_has_its_figures() -> None:
+    rows = [
+        "BM25 alone (floor)",
+        "simple hybrid (floor)",
+        "naive: later look-alike first (floor)",
+        "simple hybrid + question-conditioned order (offline)",
+        "simple hybrid + question-conditioned order, wanted first of all (offline)",
+        "product without value_order",
+        "**product**",
+    ]
+    result = updates_lme.LmeResult(rows={name: {"test": updates_lme.Tally(4, 3, 1, 4)} for name in rows})
+    figures = updates_lme.figures(result)
+    assert len(figures) == 2 * len(rows)
+    assert figures["lme_product_no_order_test_first"] == 0.75
+    assert figures["lme_product_test_top1"] == 0.25
+    assert updates_lme.report_lines(result)[-1].startswith("| **product** | test | 4 | 0.750 | 0.250 |")
