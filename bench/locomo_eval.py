@@ -104,7 +104,7 @@ def recall_env(settings: Settings, qdrant_path: Path) -> RecallEnv:
     from pipeline.adapters.postgres.repository import Repository
     from pipeline.adapters.qdrant_edge import EdgeVectorIndex
     from pipeline.adapters.redis_stream import TurnStream, connect
-    from pipeline.api.app import ApiDeps
+    from pipeline.api.app import ApiDeps, configured_lexicon
 
     engine = make_engine(settings.db_url, pool_size=4)
     repo = Repository(engine)
@@ -128,6 +128,8 @@ def recall_env(settings: Settings, qdrant_path: Path) -> RecallEnv:
         claim_limit=settings.policy.max_batch,
         forgetting=ForgettingStore(engine),
         recall_store=store,
+        # As the API builds it: without one, recall ranks by the vectors alone.
+        lexicon=configured_lexicon(settings, store),
     )
 
     def close() -> None:

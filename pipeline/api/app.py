@@ -44,6 +44,7 @@ from pipeline.api.errors import install_error_handlers
 from pipeline.api.limits import BodySizeLimit
 from pipeline.api.security_headers import SecurityHeaders
 from pipeline.core.authz import auth_required
+from pipeline.core.config import Settings
 from pipeline.ingest.validation import utcnow
 from pipeline.recall.access import AccessRecorder
 from pipeline.recall.tuning import configured
@@ -65,17 +66,23 @@ OPENAPI_TAGS = [
 AUTHENTICATED = [Depends(principal)]
 
 
+def configured_lexicon(settings: Settings, store: RecallStore) -> Lexicon:
+    """Recall's lexical side as the API builds it from the settings. Benches that stand in for the API use
+    it too: one that passed no lexicon ranked by the vectors alone and called that the product."""
+    return Lexicon(
+        store,
+        refresh_s=settings.recall.lexicon_refresh_s,
+        max_bytes=settings.recall.lexicon_max_mb << 20,
+        vectors=settings.recall.lexicon_vectors,
+    )
+
+
 def create_app(deps: ApiDeps) -> FastAPI:
     if deps.recall_store is None:
         deps.recall_store = RecallStore(deps.repo.engine)
     deps.tuning = configured(deps.settings, deps.tuning)
     if deps.lexicon is None:
-        deps.lexicon = Lexicon(
-            deps.recall_store,
-            refresh_s=deps.settings.recall.lexicon_refresh_s,
-            max_bytes=deps.settings.recall.lexicon_max_mb << 20,
-            vectors=deps.settings.recall.lexicon_vectors,
-        )
+        deps.lexicon = configured_lexicon(deps.settings, deps.recall_store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
