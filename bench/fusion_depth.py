@@ -38,6 +38,7 @@ from bench.report import write_section
 from bench.review import CACHE_DIR
 from bench.updates_lme import select
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
+from pipeline.adapters.model_identity import canonical_name
 from pipeline.recall import lexical, ranking
 from pipeline.recall.tuning import DEFAULT_TUNING
 
@@ -68,7 +69,7 @@ class Vectors:
 
         settings = Settings()
         self.embedder = make_embedder(settings)
-        self.path = CACHE_DIR / f"vectors-{settings.embedding.model}.npz"
+        self.path = CACHE_DIR / f"vectors-{canonical_name(settings.embedding.model)}.npz"
         self.held: dict[str, Array] = {}
         if self.path.exists():
             with np.load(self.path) as saved:

@@ -288,6 +288,7 @@ def _product(
     from dataclasses import replace
 
     from bench.locomo_eval import recall_env
+    from pipeline.core.models import Hit
     from pipeline.recall.hybrid import recall
     from pipeline.recall.tuning import configured
 
@@ -310,10 +311,9 @@ def _product(
     env = recall_env(bench, qdrant_path)
 
     product_tuning = configured(bench)
-    without = replace(product_tuning, value_order=False)
 
-    def rank(item: Item, tuning: RecallTuning = product_tuning) -> Ranked:
-        hits = recall(
+    def hits(item: Item, tuning: RecallTuning) -> list[Hit]:
+        return recall(
             item.question,
             agent_id=AGENT,
             user_id=item.question_id,
@@ -325,15 +325,19 @@ def _product(
             lexicon=env.deps.lexicon,
             tuning=tuning,
         )
-        if tuning is product_tuning:
-            applied = next(
-                (str(h.explain["value_order"]) for h in hits if h.explain and "value_order" in h.explain),
-                "none",
-            )
-            result.orderings[applied] = result.orderings.get(applied, 0) + 1
-        return [(h.source_turn_ids, h.text) for h in hits]
 
-    return rank, lambda item: rank(item, without)
+    def with_order(item: Item) -> Ranked:
+        found = hits(item, product_tuning)
+        applied = next(
+            (str(h.explain["value_order"]) for h in found if h.explain and "value_order" in h.explain), "none"
+        )
+        result.orderings[applied] = result.orderings.get(applied, 0) + 1
+        return [(h.source_turn_ids, h.text) for h in found]
+
+    def without_order(item: Item) -> Ranked:
+        return [(h.source_turn_ids, h.text) for h in hits(item, replace(product_tuning, value_order=False))]
+
+    return with_order, without_order
 
 
 def _embedded(embedder: Any, model: str, texts: list[str], console: Console) -> np.ndarray[Any, Any]:
