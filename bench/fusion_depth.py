@@ -13,14 +13,13 @@ configured embedder and the lexicon's own document shape (a turn's words, the pr
   outside the knowledge-update half `bench updates --longmemeval` reads (`--per-type` of each type, seeded);
 - the quality sets (LoCoMo and this project's generated sets).
 
-`python -m bench.fusion_depth` prints the table and writes its BENCHMARKS.md section. Vectors are cached
-under the bench cache by text hash and model, so a second run embeds nothing.
+`python -m bench.fusion_depth` prints the table and writes its BENCHMARKS.md section. Vectors come from the
+bench's vector cache, so a second run embeds nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +34,9 @@ from bench.longmemeval import DEFAULT_DATA as LME_DATA
 from bench.longmemeval import PER_TYPE, SEED, load_questions, sample
 from bench.quality import builtin_sets, load_set
 from bench.report import write_section
-from bench.review import CACHE_DIR
 from bench.updates_lme import select
+from bench.vector_cache import cached_vectors, embedder_name
 from pipeline.adapters.lexicon_cache import CONTEXT_WEIGHT, NEXT_WEIGHT
-from pipeline.adapters.model_identity import canonical_name
 from pipeline.recall import lexical, ranking
 from pipeline.recall.tuning import DEFAULT_TUNING
 
@@ -61,7 +59,7 @@ class Asked:
 
 
 class Vectors:
-    """The configured embedder behind a cache of vectors by text hash (one file per model)."""
+    """The configured embedder behind the bench's vector cache (`bench.vector_cache`)."""
 
     def __init__(self) -> None:
         from pipeline.adapters.embedder import make_embedder
@@ -69,23 +67,10 @@ class Vectors:
 
         settings = Settings()
         self.embedder = make_embedder(settings)
-        self.path = CACHE_DIR / f"vectors-{canonical_name(settings.embedding.model)}.npz"
-        self.held: dict[str, Array] = {}
-        if self.path.exists():
-            with np.load(self.path) as saved:
-                self.held = {k: saved[k] for k in saved.files}
+        self.name = embedder_name(settings)
 
     def passages(self, texts: Sequence[str]) -> Array:
-        keys = [hashlib.sha1(t.encode(), usedforsecurity=False).hexdigest() for t in texts]
-        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self.held}.items())
-        for i in range(0, len(missing), 512):
-            chunk = missing[i : i + 512]
-            for (k, _), v in zip(chunk, self.embedder.embed([t for _, t in chunk]), strict=True):
-                self.held[k] = np.asarray(v, dtype=np.float32)
-        if missing:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(self.path, **self.held)  # type: ignore[arg-type]  # keys are hashes, never allow_pickle
-        return _unit(np.stack([self.held[k] for k in keys]))
+        return _unit(cached_vectors(texts, self.embedder.embed, self.name).vectors)
 
     def queries(self, texts: Sequence[str]) -> Array:
         from pipeline.core.ports import embed_queries

@@ -178,7 +178,7 @@ def run_recall_bench(
     engine = make_engine(database_url, pool_size=4)
     vectors = _stored_vectors(engine, turns)
     if vectors is None:
-        vectors, _ = cached_embeddings(texts, embedder, settings.embedding.model, CACHE_DIR)
+        vectors, _ = cached_embeddings(texts, embedder, settings)
     qdrant_path = CACHE_DIR / "recall-latency-qdrant"
     index = EdgeVectorIndex(qdrant_path, settings.embedding.dimension)
     try:

@@ -14,7 +14,6 @@ embeddings are cached under .hindsight/bench-cache/ so reruns skip the 10k-sente
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -191,27 +190,17 @@ def round_robin(groups: Sequence[Sequence[T]], n: int) -> list[T]:
 # -- embeddings --------------------------------------------------------------------------------------
 
 
-def cache_key(texts: Sequence[str], model: str) -> str:
-    # JSON keeps the boundaries between texts unambiguous.
-    return hashlib.sha256(json.dumps([model, list(texts)], ensure_ascii=False).encode()).hexdigest()[:24]
+def cached_embeddings(texts: Sequence[str], embedder: Embedder, settings: Settings) -> tuple[Vector, bool]:
+    """(vectors, every one came from the cache): `bench.vector_cache` under the configured embedder's name;
+    what it lacks is embedded on every core (one-off and untimed)."""
+    from bench.vector_cache import cached_vectors, embedder_name
 
+    def embed(missing: list[str]) -> Vector:
+        with torch_threads(os.cpu_count() or 1):
+            return embedder.embed(missing)
 
-def cached_embeddings(
-    texts: Sequence[str], embedder: Embedder, model: str, cache_dir: Path
-) -> tuple[Vector, bool]:
-    """(vectors, came from the cache)."""
-    path = cache_dir / f"embeddings-{cache_key(texts, model)}.npy"
-    if path.exists():
-        vectors = np.load(path)
-        if vectors.shape[0] == len(texts):
-            return vectors.astype(np.float32, copy=False), True
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with torch_threads(os.cpu_count() or 1):  # one-off and untimed: use the whole machine
-        vectors = embedder.embed(list(texts))
-    partial = path.with_suffix(".partial.npy")
-    np.save(partial, vectors)
-    partial.replace(path)  # a run killed mid-write leaves no truncated cache behind
-    return vectors, False
+    got = cached_vectors(texts, embed, embedder_name(settings))
+    return got.vectors, got.embedded == 0
 
 
 @contextmanager
@@ -445,9 +434,7 @@ def run_full(b: Bench, corpus: Corpus, episodes: int) -> FullResult:
     b.reset()
     texts, note = fill(corpus, episodes + 2 * TAIL)
     t0 = time.perf_counter()
-    vectors, from_cache = cached_embeddings(
-        [u.content for u in texts], b.embedder, b.settings.embedding.model, CACHE_DIR
-    )
+    vectors, from_cache = cached_embeddings([u.content for u in texts], b.embedder, b.settings)
     result = FullResult(episodes, note, from_cache, time.perf_counter() - t0, cluster_params=b.config.cluster)
     # The two tails are the newest turns. With the history they make a scope of exactly `episodes` at the
     # first full review, and `episodes` + 30 at the next one, past cluster_limit as any scope that keeps
@@ -584,9 +571,7 @@ def embed_groups(texts: Sequence[str], batch_size: int) -> list[list[str]]:
 def run_batching(b: Bench, corpus: Corpus, episodes: int, rounds: int = BATCH_ROUNDS) -> BatchingResult:
     b.reset()
     texts, _ = fill(corpus, episodes + 2 * TAIL)
-    vectors, _ = cached_embeddings(
-        [u.content for u in texts], b.embedder, b.settings.embedding.model, CACHE_DIR
-    )
+    vectors, _ = cached_embeddings([u.content for u in texts], b.embedder, b.settings)
     # The same 100 texts on both sides, with the vectors the cache holds for them.
     items, item_vectors = texts[2 * TAIL : 2 * TAIL + BATCH_N], vectors[2 * TAIL : 2 * TAIL + BATCH_N]
     result = BatchingResult(len(items), rounds)

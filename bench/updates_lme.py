@@ -38,6 +38,7 @@ from bench.locomo import AGENT, bm25_floor, prepare
 from bench.locomo_data import LocomoTurn, Question, parse
 from bench.longmemeval import DEFAULT_DATA, has_evidence, load_questions, to_locomo
 from bench.review import CACHE_DIR, check_disposable
+from bench.vector_cache import cached_vectors, embedder_name
 from pipeline.core.config import Settings
 from pipeline.recall.tuning import RecallTuning
 
@@ -189,7 +190,6 @@ def run_lme(
 ) -> LmeResult:
     from bench.updates import naive_reorder
     from pipeline.adapters.embedder import make_embedder
-    from pipeline.adapters.model_identity import canonical_name
     from pipeline.recall import value_order
 
     turns, items, samples, skipped = load_items(data, per_half)
@@ -205,7 +205,7 @@ def run_lme(
     vectors = dict(
         zip(
             text_of,
-            _embedded(embedder, canonical_name(settings.embedding.model), list(text_of.values()), console),
+            _embedded(embedder, embedder_name(settings), list(text_of.values()), console),
             strict=True,
         )
     )
@@ -341,20 +341,14 @@ def _product(
 
 
 def _embedded(embedder: Any, model: str, texts: list[str], console: Console) -> np.ndarray[Any, Any]:
-    """The turns' vectors by `model`, cached in the bench cache by the model and the texts' hash (embedding
-    ~12k long turns takes minutes on two loaded cores; the floors are recomputed run after run). Before, the
-    key was the texts alone, so a run under another model read the last model's vectors."""
-    import hashlib
+    """The turns' vectors by `model`, from the bench's vector cache (embedding ~12k long turns takes minutes
+    on two loaded cores; the floors are recomputed run after run)."""
 
-    key = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = CACHE_DIR / f"updates-lme-vectors-{model}-{key}.npy"
-    if path.exists():
-        return np.load(path)
-    console.print(f"embedding {len(texts):,} turns for the floors", highlight=False)
-    out = np.asarray(embedder.embed(texts), dtype=np.float32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, out)
-    return out
+    def embed(missing: list[str]) -> Any:
+        console.print(f"embedding {len(missing):,} turns for the floors", highlight=False)
+        return embedder.embed(missing)
+
+    return cached_vectors(texts, embed, model).vectors
 
 
 def _minmax(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

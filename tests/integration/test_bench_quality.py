@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bench import quality
+from bench import quality, vector_cache
 from bench.sets.common import Conversation, write_set
 from pipeline.core.config import Settings
 
@@ -44,6 +44,8 @@ def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(
 ) -> None:
     # A Redis db of its own: the bench's default one may be in use by a developer's bench run.
     monkeypatch.setattr(quality, "REDIS_URL", "redis://127.0.0.1:6379/11")
+    # The floors' vectors are embedded, not read from a developer's bench cache.
+    monkeypatch.setattr(vector_cache, "VECTOR_CACHE", tmp_path / "vectors")
     data = tmp_path / "tiny.json.gz"
     _tiny_set(data)
     (eval_set,) = quality.sets_from_paths([data], "none")
@@ -80,3 +82,6 @@ def test_bench_quality_scores_the_product_beside_the_floors_on_the_same_turns(
     report = out.getvalue()
     assert "| tiny | 3 (3) |" in report
     assert "evidence kept recallable by review 1.000" in report
+    # The floors embedded the set's turns once and left them in the vector cache for the next run.
+    assert result.figures["tiny_embed_texts_per_s"] > 0
+    assert list((tmp_path / "vectors").rglob("*.npz"))

@@ -1,4 +1,4 @@
-"""bench.review: the pure parts of the review bench (texts, cache keys, safety, log parsing)."""
+"""bench.review: the pure parts of the review bench (texts, safety, log parsing)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from bench.review import (
     Corpus,
     Utterance,
-    cache_key,
     check_disposable,
     fill,
     parse_locomo,
@@ -85,14 +84,6 @@ def test_round_robin_interleaves_groups_and_stops_at_n() -> None:
     assert round_robin([[1, 2, 3], [10], [20, 21]], 5) == [1, 10, 20, 2, 21]
     assert round_robin([[1, 2], [10]], 99) == [1, 10, 2]
     assert round_robin([], 3) == []
-
-
-def test_cache_key_depends_on_every_text_its_boundaries_and_the_model() -> None:
-    base = cache_key(["a b", "c"], "m")
-    assert base == cache_key(["a b", "c"], "m")
-    assert base != cache_key(["a", "b c"], "m")
-    assert base != cache_key(["a b", "c"], "other-model")
-    assert base != cache_key(["a b"], "m")
 
 
 def test_the_bench_refuses_a_database_or_redis_it_would_wipe_for_real() -> None:

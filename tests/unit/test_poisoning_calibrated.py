@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from bench import poisoning_calibrated as pc
+from bench import vector_cache
 from bench.poisoning_data import lookalike_samples
 from bench.poisoning_screen import LearnedScreen
 
@@ -67,7 +68,7 @@ def test_combined_is_rules_or_learned_and_scores_every_row(
     from bench import poisoning_combined as combined
     from bench.poisoning_data import Sample
 
-    monkeypatch.setattr(pc, "CACHE_DIR", tmp_path)  # not the bench's embedding cache
+    monkeypatch.setattr(vector_cache, "VECTOR_CACHE", tmp_path)  # not the bench's vector cache
 
     def sample(i: str, label: str, origin: str, split: str, role: str = "user") -> Sample:
         return Sample(i, label, origin, split, "en", "user", role, "x", f"text {i}")
@@ -91,25 +92,3 @@ def test_combined_is_rules_or_learned_and_scores_every_row(
     assert got["tuned attacks (trained on)"] == (1, 1, 1)
     assert got["friends_chat test split, user turns"] == (0, 0, 1)
     assert got["fp_targets_met"]
-
-
-def test_the_embedding_cache_is_per_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pc, "CACHE_DIR", tmp_path)  # not the bench's embedding cache
-    calls: list[list[str]] = []
-
-    class Embedder:
-        def __init__(self, value: float) -> None:
-            self.value = value
-
-        def embed(self, texts: list[str]) -> np.ndarray:
-            calls.append(texts)
-            return np.full((len(texts), 4), self.value, dtype=np.float32)
-
-    monkeypatch.setenv("HINDSIGHT_EMBEDDING__MODEL", "all-MiniLM-L6-v2")
-    assert pc.embed(["a", "b"], Embedder(1.0))[0, 0] == 1.0
-    assert pc.embed(["b", "a"], Embedder(9.0))[1, 0] == 1.0  # cached: the embedder is not asked again
-    assert [sorted(c) for c in calls] == [["a", "b"]]
-    # Another model of the same dimension: its own vectors, not the last model's.
-    monkeypatch.setenv("HINDSIGHT_EMBEDDING__MODEL", "multilingual-e5-small")
-    assert pc.embed(["a"], Embedder(2.0))[0, 0] == 2.0
-    assert [sorted(c) for c in calls] == [["a", "b"], ["a"]]
