@@ -37,7 +37,7 @@ from pipeline.core.ports import (
 from pipeline.core.recall_rows import MemoryKey, RecallEpisode
 from pipeline.core.scripts import mostly_cjk
 from pipeline.ingest.validation import utcnow
-from pipeline.recall import lexical, ranking, updates_order
+from pipeline.recall import lexical, ranking, updates_order, value_order
 from pipeline.recall.hits import (
     Candidate,
     cold_hits,
@@ -85,7 +85,11 @@ def recall(
     lex_limit = (
         tuning.window_candidates if window is not None and tuning.window_candidates else tuning.candidates
     )
-    hydrate = _Hydrator(store, agent_id=agent_id, user_id=user_id, as_of=as_of, history=history)
+    # A question about the previous value, or about how it changed, asks for what a newer statement
+    # replaced (issue 46): those statements come back flagged `superseded`, as in history mode, and are
+    # not pushed below the current ones; `updates_order` then puts the older value first (or in time order).
+    earlier = not history and tuning.updates and _asks_earlier(query)
+    hydrate = _Hydrator(store, agent_id=agent_id, user_id=user_id, as_of=as_of, history=history or earlier)
     # BM25 and then the hydration of its episodes run while the query is embedded and searched (torch and
     # the database leave the GIL free): at 100k memories that takes ~5 ms of PostgreSQL off the critical path.
     lex_future = (
@@ -136,10 +140,11 @@ def recall(
     memories = memories_future.result() if memories_future is not None else {}
     speaker, role = _named_party(query, episodes.values())
     asked = asked_subjects(query) if memories else frozenset()
+    hit_tuning = replace(tuning, superseded_factor=1.0) if earlier else tuning
     hits = [
         hit
         for c in candidates.values()
-        if (hit := to_hit(c, episodes, memories, window, tuning, speaker, role, asked)) is not None
+        if (hit := to_hit(c, episodes, memories, window, hit_tuning, speaker, role, asked)) is not None
     ]
     if include_cold:
         # Cold memories are found by vector alone; in hybrid mode their cosine is put on the fused scale (the
@@ -147,10 +152,16 @@ def recall(
         # vanish under the hot ones.
         scale = tuning.dense_weight + tuning.lexical_weight if use_lexical else 1.0
         hits += cold_hits(repo, vector, agent_id=agent_id, user_id=user_id, k=k, scale=scale)
-    hits = history_below_current(hits, tuning.superseded_factor)
+    if not earlier:
+        hits = history_below_current(hits, tuning.superseded_factor)
     hits = updates_order.order(hits, episodes, tuning, query, k)
     hits.sort(key=rank_key, reverse=True)
     return _listed(hits, tuning, k)
+
+
+def _asks_earlier(query: str) -> bool:
+    asked = value_order.asks(query)
+    return asked is not None and asked.ordering != value_order.CURRENT
 
 
 def _listed(hits: list[Hit], tuning: RecallTuning, k: int) -> list[Hit]:

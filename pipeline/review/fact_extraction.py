@@ -99,8 +99,11 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 # Someone else as the subject of an unanchored trigger: "he emails me", "他的预算是", "my boss will call me".
+# "has" is never the speaker's verb: "Project Alpha has a budget of $10,000" is Alpha's budget, and read as
+# the user's it closed the user's chain when "Project Beta has a budget of $20,000" came later.
 _OTHER_SUBJECT = re.compile(
-    r"\b(?:he|she|they|we|it|his|her|their|our|its|them|him|someone|somebody|everyone|people|my\s+\w+)\b"
+    r"\b(?:he|she|they|we|it|his|her|their|our|its|them|him|someone|somebody|everyone|people|my\s+\w+"
+    r"|has|hasn't)\b"
     r"|他|她|它|我们|你们|大家|别人|同事|老板|朋友|妻子|老婆|老公|丈夫|公司|爸|妈",
     re.IGNORECASE,
 )

@@ -426,8 +426,21 @@ def _old_values(reason: dict[str, Any]) -> set[str]:
 def _echoes(said: Said, pool: Iterable[Said], reason: dict[str, Any]) -> list[Said]:
     """The assistant's acknowledgements of a statement ("Noted: 50,000"): short assistant turns soon after
     it that repeat the value it replaced. They go with it: left alone they would keep the old value current."""
-    old_values = _old_values(reason)
-    if not old_values or said.role not in USER_ROLES:
+    return _acknowledging(said, _old_values(reason), pool)
+
+
+def chain_echoes(said: Said, old_value: str, new_value: str, pool: Iterable[Said]) -> list[Said]:
+    """The assistant's acknowledgements of a value a fact chain replaced (`said` stated `old_value`;
+    `new_value` replaced it): as `_echoes`, for the rule table's links. An echo that also states the new
+    value ("from 4,000 to 2,500") is a statement of the change, not a copy of the old value."""
+    # A value as a sentence would state it: a capitalised name counts as a name only after the first word.
+    old, new = all_values(f"is {old_value}"), all_values(f"is {new_value}")
+    return [s for s in _acknowledging(said, old - new, pool) if not new & claim(s.text).values]
+
+
+def _acknowledging(said: Said, old_values: Iterable[str], pool: Iterable[Said]) -> list[Said]:
+    wanted = frozenset(old_values)
+    if not wanted or said.role not in USER_ROLES:
         return []
     return [
         s
@@ -435,5 +448,5 @@ def _echoes(said: Said, pool: Iterable[Said], reason: dict[str, Any]) -> list[Sa
         if s.role == "assistant"
         and len(s.text) <= ECHO_CHARS
         and said.ts <= s.ts <= said.ts + ECHO_WINDOW
-        and old_values & claim(s.text).values
+        and wanted & claim(s.text).values
     ]

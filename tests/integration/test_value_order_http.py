@@ -119,3 +119,57 @@ def test_an_echo_and_the_original_are_both_superseded(stack: Stack) -> None:
     hits = _recall(stack, "How many open tickets are there?")
     assert hits[0]["source_turn_ids"] == ["s2-0"], hits
     assert all(h["superseded"] for h in hits if h["source_turn_ids"][0] in {"s1-0", "s1-1"})
+
+
+def _links(stack: Stack) -> set[tuple[str, str]]:
+    response = stack.api.get("/v1/supersessions", params={"agent_id": AGENT, "user_id": USER})
+    assert response.status_code == 200, response.text
+    return {(x["old"]["turn_id"], x["new"]["turn_id"]) for x in response.json()["supersessions"]}
+
+
+def test_a_fact_chain_supersedes_the_assistants_echo_and_a_previous_question_still_finds_the_old_value(
+    stack: Stack,
+) -> None:
+    # The rule table reads "my monthly marketing budget is $4,000" as a fact; the newer value closes that
+    # chain. Before, only the user's turn was linked: the echo kept serving $4,000 first, and a question
+    # about the budget before the cut found no $4,000 at all (superseded turns were not even hydrated).
+    stack.start_scheduler()
+    _write(
+        stack,
+        "s1",
+        [
+            ("user", "My monthly marketing budget is $4,000, mostly for ads on Instagram."),
+            ("assistant", "Noted: a $4,000 monthly marketing budget, mostly Instagram ads."),
+        ],
+        JAN,
+    )
+    # A request for help that states the new value in passing: the pairwise rules do not link it, the
+    # fact chain does.
+    request = (
+        "I need help re-planning our spring campaign. We sell handmade candles online and most customers "
+        "find us through Instagram. Finance cut things back, so the marketing budget is now $2,500 a month, "
+        "and I still want to launch the lavender line in April. Could you propose a split between paid ads, "
+        "influencer gifting and email, with rough weekly numbers?"
+    )
+    _write(stack, "s2", [("user", request)], MAR)
+    assert _links(stack) == {("s1-0", "s2-0"), ("s1-1", "s2-0")}
+    hits = _recall(stack, "What is my monthly marketing budget?")
+    assert hits[0]["source_turn_ids"] == ["s2-0"], hits
+    assert all(h["superseded"] for h in hits if h["source_turn_ids"][0] in {"s1-0", "s1-1"}), hits
+    hits = _recall(stack, "What was my monthly marketing budget before?")
+    assert hits[0]["source_turn_ids"][0] in {"s1-0", "s1-1"}, hits
+    assert hits[0]["superseded"] is True
+    assert hits[0]["explain"]["value_order"] == "previous"
+    assert _rank(hits, "s2-0") > 0
+
+
+def test_another_things_budget_is_not_the_users_and_supersedes_nothing(stack: Stack) -> None:
+    # "X has a budget of ..." was read as the user's budget: Beta's closed Alpha's, and a question about
+    # Alpha's budget no longer found Alpha's statement.
+    stack.start_scheduler()
+    _write(stack, "s1", [("user", "Project Alpha has a budget of $10,000 for the quarter.")], JAN)
+    _write(stack, "s2", [("user", "Project Beta has a budget of $20,000 for the quarter.")], MAR)
+    assert _links(stack) == set()
+    hits = _recall(stack, "What is Project Alpha's budget?")
+    assert hits[0]["source_turn_ids"] == ["s1-0"], hits
+    assert not any(h["superseded"] for h in hits), hits

@@ -179,6 +179,7 @@ ENGLISH = [
     row("请回答得简短一些", F("answer_style", "short"), id="zh-style-short"),
     row("以后给我详细一点的回答", F("answer_style", "detailed"), id="zh-style-detailed"),
     row("I have a budget of $2,000.", F("budget", "$2,000"), id="en-budget-of-comma-number"),
+    row("Looking for a laptop with a budget of $1,500.", F("budget", "$1,500"), id="en-with-a-budget-of"),
     row("I can spend up to 300 dollars.", F("budget", "300 dollars"), id="en-can-spend-up-to"),
     row("my budget's around 2000 usd", F("budget", "2000 usd"), id="en-budget-s-around"),
     row("My timezone is UTC+8.", F("timezone", "UTC+8"), id="en-timezone-is"),
@@ -248,6 +249,9 @@ ENGLISH = [
     ),
     # negatives: negated, hypothetical, questions, other people, non-values
     row("I don't live in Paris.", id="en-neg-negated"),
+    # "has" is never the speaker's verb: another thing's or person's budget.
+    row("Project Alpha has a budget of $10,000 for the quarter.", id="en-neg-thing-has-a-budget"),
+    row("The startup has a budget of $50k.", id="en-neg-the-startup-has-a-budget"),
     row("I used to live in Paris.", id="en-neg-past"),
     row("If I moved to Berlin, I'd be happy.", id="en-neg-hypothetical-if"),
     row("Imagine I live in Paris.", id="en-neg-hypothetical-imagine"),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, func, or_, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -20,7 +20,8 @@ from pipeline.adapters.postgres.engine import make_sessionmaker, translate_error
 from pipeline.adapters.postgres.fact_chains import ChainLink, reopen_for_undo
 from pipeline.adapters.postgres.tables import episodes, memory_audit, supersessions
 from pipeline.core.errors import NotFound
-from pipeline.core.review_records import SupersessionWrite
+from pipeline.core.review_records import Statement, SupersessionWrite
+from pipeline.review import updates
 
 MAX_LIST = 1000
 
@@ -62,29 +63,64 @@ def from_chains(
     s: Session, agent_id: str, user_id: str, links: Sequence[ChainLink]
 ) -> list[SupersessionWrite]:
     """The rule-table fact chains' closes and corrections as episode links: each turn that stated the old
-    value is superseded by each that stated the new one, as of the newer turn's time."""
+    value is superseded by each that stated the new one, as of the newer turn's time; and so is the
+    assistant's short echo of the old value just after it ("Noted: a $4,000 budget"), which left alone kept
+    serving the old value first once the user's own statement was superseded (issue 46: every copy)."""
     wanted = sorted({t for link in links for t in (*link.old_turn_ids, *link.new_turn_ids)})
     if not wanted:
         return []
     e = episodes
     rows = s.execute(
         e.select()
-        .with_only_columns(e.c.id, e.c.turn_id, e.c.ts)
+        .with_only_columns(e.c.id, e.c.turn_id, e.c.ts, e.c.role, e.c.content)
         .where(e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.turn_id.in_(wanted))
     ).all()
-    by_turn = {r.turn_id: (r.id, r.ts) for r in rows}
+    by_turn = {r.turn_id: Statement(r.id, r.ts, r.role, None, r.content) for r in rows}
+    echoes = _assistant_after(s, agent_id, user_id, [by_turn[t] for t in wanted if t in by_turn])
     out = []
     for link in links:
         for new_turn in link.new_turn_ids:
             if new_turn not in by_turn:
                 continue
-            new_id, new_ts = by_turn[new_turn]
+            new = by_turn[new_turn]
             for old_turn in link.old_turn_ids:
-                if old_turn in by_turn and by_turn[old_turn][0] != new_id:
-                    out.append(
-                        SupersessionWrite(by_turn[old_turn][0], new_id, new_ts, link.reason, "fact_chain")
-                    )
+                old = by_turn.get(old_turn)
+                if old is None or old.id == new.id:
+                    continue
+                out.append(SupersessionWrite(old.id, new.id, new.ts, link.reason, "fact_chain"))
+                for echo in updates.chain_echoes(
+                    old, _only(link.reason, "old"), _only(link.reason, "new"), echoes
+                ):
+                    if echo.ts < new.ts:
+                        reason = {**link.reason, "rule": "echo"}
+                        out.append(SupersessionWrite(echo.id, new.id, new.ts, reason, "fact_chain"))
     return out
+
+
+def _only(reason: dict[str, Any], key: str) -> str:
+    values = reason.get(key) or [""]
+    return str(values[0])
+
+
+def _assistant_after(s: Session, agent_id: str, user_id: str, said: Sequence[Statement]) -> list[Statement]:
+    """The scope's short assistant turns within `updates.ECHO_WINDOW` after any of `said`: the only turns
+    that can be an echo (one indexed range read per statement, nothing when no chain closed)."""
+    if not said:
+        return []
+    e = episodes
+    windows = [e.c.ts.between(x.ts, x.ts + updates.ECHO_WINDOW) for x in said]
+    rows = s.execute(
+        e.select()
+        .with_only_columns(e.c.id, e.c.ts, e.c.role, e.c.content)
+        .where(
+            e.c.agent_id == agent_id,
+            e.c.user_id == user_id,
+            e.c.role == "assistant",
+            func.length(e.c.content) <= updates.ECHO_CHARS,
+            or_(*windows),
+        )
+    ).all()
+    return [Statement(r.id, r.ts, r.role, None, r.content) for r in rows]
 
 
 _LIST = """
