@@ -43,13 +43,48 @@ _TEMPORAL_BOUNDARY = (
 )
 
 
+_MONTH_NAMES = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sept",
+    "sep",
+    "oct",
+    "nov",
+    "dec",
+]
+
+
 def _cut_pattern(*extra: str) -> re.Pattern[str]:
     return re.compile("|".join((_STRONG_BOUNDARY, _LIST_BOUNDARY, *extra)), re.IGNORECASE)
 
 
 _CUT_STRONG = re.compile(_STRONG_BOUNDARY, re.IGNORECASE)
 _CUT = _cut_pattern()
-_CUT_PLACE = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:as)\b")
+# A month, a season or a purpose after a place is not part of it: "I moved to Shanghai in March for the new
+# job" gave "Shanghai in March for the new job", too long to be a value, so the move was never read.
+_CUT_PLACE = _cut_pattern(
+    _TEMPORAL_BOUNDARY,
+    r"\s+(?:as|for|in\s+(?:the\s+)?(?:(?:early|late|mid)\s+)?(?:"
+    + "|".join(_MONTH_NAMES)
+    + r"|spring|summer|autumn|fall|winter))\b",
+)
 _CUT_ORG = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:as|in|on)\b")
 CUT_JOB = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:at|for|in|on)\b")
 _CUT_NAME = _cut_pattern(r"\s+(?:from|at|in|and)\b")

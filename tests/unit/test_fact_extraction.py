@@ -180,6 +180,10 @@ ENGLISH = [
     row("以后给我详细一点的回答", F("answer_style", "detailed"), id="zh-style-detailed"),
     row("I have a budget of $2,000.", F("budget", "$2,000"), id="en-budget-of-comma-number"),
     row("Looking for a laptop with a budget of $1,500.", F("budget", "$1,500"), id="en-with-a-budget-of"),
+    # A month, a season or a purpose after a place is not part of it.
+    row("I moved to Shanghai in March for the new job.", F("location", "Shanghai"), id="en-moved-in-month-for"),
+    row("I moved to Fort Worth in the fall.", F("location", "Fort Worth"), id="en-moved-in-the-fall"),
+    row("I live in Paris for now.", F("location", "Paris"), id="en-live-for-now"),
     row("I can spend up to 300 dollars.", F("budget", "300 dollars"), id="en-can-spend-up-to"),
     row("my budget's around 2000 usd", F("budget", "2000 usd"), id="en-budget-s-around"),
     row("My timezone is UTC+8.", F("timezone", "UTC+8"), id="en-timezone-is"),
