@@ -100,10 +100,14 @@ _REPORTED = re.compile(
 )
 # Someone else as the subject of an unanchored trigger: "he emails me", "他的预算是", "my boss will call me".
 # "has" is never the speaker's verb: "Project Alpha has a budget of $10,000" is Alpha's budget, and read as
-# the user's it closed the user's chain when "Project Beta has a budget of $20,000" came later.
+# the user's it closed the user's chain when "Project Beta has a budget of $20,000" came later; the same
+# went for "赤兔项目的预算是15万" and "织梦的预算是2万" (the echo of the first was then superseded too).
 _OTHER_SUBJECT = re.compile(
     r"\b(?:he|she|they|we|it|his|her|their|our|its|them|him|someone|somebody|everyone|people|my\s+\w+"
     r"|has|hasn't)\b"
+    # Someone's or something's, said with 的 right before the trigger and no 我 before it: "赤兔项目的预算是15万"
+    # is the project's ("我这次旅行的预算" stays the speaker's).
+    r"|^(?!.*我(?!们)).*的\s*$"
     r"|他|她|它|我们|你们|大家|别人|同事|老板|朋友|妻子|老婆|老公|丈夫|公司|爸|妈",
     re.IGNORECASE,
 )

@@ -181,7 +181,9 @@ ENGLISH = [
     row("I have a budget of $2,000.", F("budget", "$2,000"), id="en-budget-of-comma-number"),
     row("Looking for a laptop with a budget of $1,500.", F("budget", "$1,500"), id="en-with-a-budget-of"),
     # A month, a season or a purpose after a place is not part of it.
-    row("I moved to Shanghai in March for the new job.", F("location", "Shanghai"), id="en-moved-in-month-for"),
+    row(
+        "I moved to Shanghai in March for the new job.", F("location", "Shanghai"), id="en-moved-in-month-for"
+    ),
     row("I moved to Fort Worth in the fall.", F("location", "Fort Worth"), id="en-moved-in-the-fall"),
     row("I live in Paris for now.", F("location", "Paris"), id="en-live-for-now"),
     row("I can spend up to 300 dollars.", F("budget", "300 dollars"), id="en-can-spend-up-to"),
@@ -363,6 +365,7 @@ CHINESE = [
     row("预算5000元左右。", F("budget", "5000元"), id="zh-yusuan-bare"),
     row("我的预算大概一万块。", F("budget", "一万块"), id="zh-yusuan-chinese-numerals"),
     row("我最多能花3000元。", F("budget", "3000元"), id="zh-neng-hua"),
+    row("我这次旅行的预算是5000元。", F("budget", "5000元"), id="zh-my-trips-budget"),
     row("我的时区是东八区。", F("timezone", "UTC+8"), id="zh-shiqu-dongbaqu"),
     row("我在东八区。", F("timezone", "UTC+8"), id="zh-zai-dongbaqu"),
     row("我的时区是UTC+8。", F("timezone", "UTC+8"), id="zh-shiqu-utc"),
@@ -396,6 +399,8 @@ CHINESE = [
     row("我老婆住在北京。", id="zh-neg-wife"),
     row("他说我住在北京。", id="zh-neg-reported-speech"),
     row("公司预算是5000元。", id="zh-neg-company-budget"),
+    row("赤兔项目的预算是15万。", id="zh-neg-a-things-budget"),
+    row("对了，织梦的预算是2万，跟磐石不是一回事。", id="zh-neg-a-named-things-budget"),
     row("我搬到了一个非常非常非常遥远的小城市去了。", id="zh-neg-over-twelve-chars"),
     row("我已经不住在北京了。", id="zh-neg-no-longer"),
     row("我现在住院了。", id="zh-neg-zhuyuan"),
