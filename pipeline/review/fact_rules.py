@@ -199,6 +199,10 @@ RULES: tuple[_Rule, ...] = (
     _Rule("budget", _p(_I + r"can\s+(?:only\s+)?(?:spend|afford)\s+" + _AMOUNT_PREFIX + _AMOUNT), _money),
     _Rule("budget", _p(r"我的预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, confidence=EXPLICIT_CONFIDENCE),
     _Rule("budget", _p(r"预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, guarded=True),
+    # "启明项目的预算是10万": a thing's budget is its own chain, as "the Atlas project budget" is (the guarded rule
+    # above leaves it: not the speaker's). The thing is the whole run before 的, never a person ("我的", "他的",
+    # "我们的"): "我这次旅行的预算" is the speaker's budget, read by the guarded rule.
+    _Rule("budget", _p(r"(?:^|(?<=[\s,.;:!?()]))(?P<k>[^\s,.;:!?()的我你您他她它]{1,12})(?<!们)的预算\s*(?:是|为|有|:)?\s*(?:大概|大约|约|在)?\s*" + _AMOUNT), _amount, kind="purposed"),
     _Rule("budget", _p(r"我(?:最多)?(?:能|可以)花\s*(?:最多)?\s*" + _AMOUNT), _money),
     # -- timezone -----------------------------------------------------------------------------------------
     _Rule("timezone", _p(r"\bmy\s+time\s*zone\s+(?:is|'s|:)\s*" + _REST), _timezone, confidence=EXPLICIT_CONFIDENCE),
