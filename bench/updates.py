@@ -489,24 +489,41 @@ LONG_INTRO = [
 ]
 
 
+# Short agent chats (issue 46, bench/sets/updates_agents.py): a value told to an assistant (sometimes echoed),
+# the new one weeks later, often in passing inside a request; written by hand, its test half never read.
+AGENTS_PATH = SETS_DIR / "updates_agents.json.gz"
+AGENTS_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_agents"
+AGENTS_INTRO = [
+    "Set: `bench/data/sets/updates_agents.json.gz` (`bench.sets.updates_agents`): 28 short agent chats written "
+    "by hand (20 dev, 8 test), each a value told to an assistant (some echoed back), unrelated turns, and the "
+    "new value forty days later, often in passing inside a request; questions in the plain present tense or "
+    "for the previous value (the wanted statement is then the older one, listed as the newer of the pair); "
+    "look-alikes that are both true (another person's or thing's value, a plan, a hypothetical). The dev half "
+    "was read and three defects it showed were fixed (2026-12-07); the test half was written before any of it "
+    "ran and was not read for a fix.",
+    "",
+]
+SETS = {
+    "updates": (PATH, DATABASE_URL, "updates", []),
+    "long": (LONG_PATH, LONG_DATABASE_URL, "updates-long", LONG_INTRO),
+    "agents": (AGENTS_PATH, AGENTS_DATABASE_URL, "updates-agents", AGENTS_INTRO),
+}
+TITLES = {
+    "long": "## Knowledge updates in long requests: `hindsight bench updates --set long`",
+    "agents": "## Knowledge updates in short agent chats: `hindsight bench updates --set agents`",
+}
+
+
 def run(
-    settings: Settings, *, reuse: bool, write: bool, console: Console, long: bool = False
+    settings: Settings, *, reuse: bool, write: bool, console: Console, set_name: str = "updates"
 ) -> dict[str, float]:
-    if long:
-        result = run_updates_bench(
-            settings, reuse=reuse, console=console, path=LONG_PATH, database_url=LONG_DATABASE_URL
-        )
-    else:
-        result = run_updates_bench(settings, reuse=reuse, console=console)
+    path, database_url, section, intro = SETS[set_name]
+    result = run_updates_bench(settings, reuse=reuse, console=console, path=path, database_url=database_url)
     for line in report_lines(result):
         console.print(line, markup=False, highlight=False)
-    if write and long:
-        body = [
-            "## Knowledge updates in long requests: `hindsight bench updates --set long`",
-            "",
-            *LONG_INTRO,
-        ]
-        write_section("updates-long", "\n".join([*body, *report_lines(result)]))
+    if write and set_name in TITLES:
+        body = [TITLES[set_name], "", *intro]
+        write_section(section, "\n".join([*body, *report_lines(result)]))
     elif write:
         write_report(result)
     return figures(result)

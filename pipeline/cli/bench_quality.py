@@ -237,7 +237,9 @@ def bench_updates(
     set_: Annotated[
         str,
         typer.Option(
-            "--set", help="labelled set: 'updates' (issue 39) or 'long' (values inside long requests)"
+            "--set",
+            help="labelled set: 'updates' (issue 39), 'long' (values inside long requests) or 'agents' "
+            "(short agent chats)",
         ),
     ] = "updates",
     floors_only: Annotated[
@@ -262,9 +264,9 @@ def bench_updates(
         return
     from bench import updates as bench
 
-    if set_ not in ("updates", "long"):
-        fail(f"unknown set {set_!r}: 'updates' or 'long'")
-    figures = bench.run(load_settings(), reuse=reuse, write=write, console=out, long=set_ == "long")
+    if set_ not in bench.SETS:
+        fail(f"unknown set {set_!r}: {', '.join(repr(s) for s in bench.SETS)}")
+    figures = bench.run(load_settings(), reuse=reuse, write=write, console=out, set_name=set_)
     if not bench.met(figures):
         fail("knowledge update targets missed (see above)")
 
