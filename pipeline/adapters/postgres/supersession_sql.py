@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, or_, text
+from sqlalchemy import Connection, Engine, and_, func, or_, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -72,11 +72,13 @@ def from_chains(
     e = episodes
     rows = s.execute(
         e.select()
-        .with_only_columns(e.c.id, e.c.turn_id, e.c.ts, e.c.role, e.c.content)
+        .with_only_columns(e.c.id, e.c.turn_id, e.c.session_id, e.c.ts, e.c.role, e.c.content)
         .where(e.c.agent_id == agent_id, e.c.user_id == user_id, e.c.turn_id.in_(wanted))
     ).all()
     by_turn = {r.turn_id: Statement(r.id, r.ts, r.role, None, r.content) for r in rows}
-    echoes = _assistant_after(s, agent_id, user_id, [by_turn[t] for t in wanted if t in by_turn])
+    sessions = {r.turn_id: r.session_id for r in rows}
+    olds = sorted({t for link in links for t in link.old_turn_ids if t in by_turn})
+    echoes = _assistant_after(s, agent_id, user_id, [(sessions[t], by_turn[t]) for t in olds])
     out = []
     for link in links:
         for new_turn in link.new_turn_ids:
@@ -102,13 +104,19 @@ def _only(reason: dict[str, Any], key: str) -> str:
     return str(values[0])
 
 
-def _assistant_after(s: Session, agent_id: str, user_id: str, said: Sequence[Statement]) -> list[Statement]:
-    """The scope's short assistant turns within `updates.ECHO_WINDOW` after any of `said`: the only turns
-    that can be an echo (one indexed range read per statement, nothing when no chain closed)."""
+def _assistant_after(
+    s: Session, agent_id: str, user_id: str, said: Sequence[tuple[str, Statement]]
+) -> list[Statement]:
+    """The short assistant turns of each (session, statement)'s session within `updates.ECHO_WINDOW` after it:
+    the only turns that can be its echo. One range of ix_episodes_session_order per statement; nothing is
+    read when no chain closed."""
     if not said:
         return []
     e = episodes
-    windows = [e.c.ts.between(x.ts, x.ts + updates.ECHO_WINDOW) for x in said]
+    windows = [
+        and_(e.c.session_id == session, e.c.ts.between(x.ts, x.ts + updates.ECHO_WINDOW))
+        for session, x in said
+    ]
     rows = s.execute(
         e.select()
         .with_only_columns(e.c.id, e.c.ts, e.c.role, e.c.content)
