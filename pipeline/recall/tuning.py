@@ -80,7 +80,9 @@ class RecallTuning:
     # Measured and not kept (LoCoMo 1-5, R@5 / R@10 from 0.723 / 0.796): window_boost 3.0, 0.724 / 0.796;
     # the words naming the window left out of the lexical query ("on March 16, 2022": a turn that says
     # "March" is not therefore from March), 0.723 / 0.797, held out 0.699 / 0.776 -> 0.696 / 0.775.
-    superseded_factor: float = 0.5  # history mode only; superseded ones are dropped otherwise
+    # History mode only; superseded ones are dropped otherwise, except for a question about the previous value
+    # or about change, which gets them back flagged and not pushed down (hybrid.recall, issue 46).
+    superseded_factor: float = 0.5
     # Semantic memories among the results (issue 40: on). Review writes a memory only when its members are
     # about one subject (a fact chain, restated requests, a cosine cluster with a term in every member) and
     # records which members its text states; recall returns coherent memories only, each standing in for
