@@ -262,9 +262,18 @@ _DATE = re.compile(
 )
 _ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b|(\d{1,2})[号日](?!元)", re.I)  # "the 14th", "14号"
 _VERSION = re.compile(r"v(\d+(?:\.\d+)*)")
-_ZH_NUM = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
+_ZH_NUM = dict(zip("零一二两三四五六七八九", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
+_ZH_SMALL_UNIT = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG_UNIT = {"万": 10_000, "亿": 100_000_000}
+_ZH_ALL = "零一二两三四五六七八九十百千万亿"
+# A number written in characters: a whole run ("一万五千", "一百二十") before a counter or unit ("三个",
+# "一万五千块", "三点"), or a run that holds a magnitude ("一万五", "三千二", "二十", "十五") on its own. Read
+# digit by digit with a unit, "一万五千" was 5,000 and "一万五" nothing. A run starts with a digit or 十, so
+# "千万" (by all means), "万一" (in case) and "十分" (very) are no numbers.
 _ZH_NUMBER = re.compile(
-    r"([一二两三四五六七八九十]+)\s?(万|千|百|个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
+    rf"(?<![{_ZH_ALL}])(?:(?P<run>[一二两三四五六七八九十][{_ZH_ALL}]*)\s?"
+    r"(?P<unit>个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
+    rf"|(?P<bare>[一二两三四五六七八九十][零一二两三四五六七八九]*[十百千万亿][{_ZH_ALL}]*|十[一二三四五六七八九]))"
 )
 _QUOTED = re.compile(r"[\"“「『]([^\"”」』]{1,40})[\"”」』]")
 # Channels and the like, which people write in lower case: a value, never the subject.
@@ -399,13 +408,20 @@ def _number_values(text: str) -> set[str]:
         digits = m.group(1).replace(",", "").replace("，", "")
         out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
     for m in _ZH_NUMBER.finditer(text):
-        number = _zh_number(m.group(1))
-        if number is None or m.group(1) == "一":  # "一个月", "一周": an article more often than a count
+        run = m.group("run") or m.group("bare")
+        number = _zh_number(run)
+        unit = m.group("unit")
+        if number is None:
+            # Two numbers run together ("三千二一个月": 3,200 a month): the longest start that is one, whose
+            # unit is then not the counter after the run.
+            run = next((run[:i] for i in range(len(run) - 1, 1, -1) if _zh_number(run[:i]) is not None), "")
+            number, unit = (_zh_number(run), None) if run else (None, None)
+        if number is None or run == "一":  # "一个月", "一周": an article more often than a count
             continue
-        if m.group(2) == "点":  # "三点": a time
+        if unit == "点":  # "三点": a time
             out.add(f"t:{number:g}:zh")
         else:
-            out.add(f"n:{number * _MULTIPLIER.get(m.group(2), 1.0):g}")
+            out.add(f"n:{number:g}")
     return out
 
 
@@ -432,17 +448,32 @@ def _word_values(text: str) -> set[str]:
 
 
 def _zh_number(text: str) -> float | None:
-    total, current = 0, 0
+    """A number written in characters, or None when `text` is not one ("一二": two digits in a row). A
+    digit after a unit with nothing between counts in the next smaller unit, as people say it: "一万五" is
+    15,000, "三千二" 3,200, "两百五" 250; after 零 it counts as itself ("一万零五" is 10,005)."""
+    total, section, digit = 0, 0, None
+    unit, zero = 1, False  # the last unit read, and whether a 零 followed it
     for ch in text:
-        n = _ZH_NUM.get(ch)
-        if n is None:
-            return None
-        if n == 10:
-            total += (current or 1) * 10
-            current = 0
+        if ch in _ZH_NUM:
+            if ch == "零":
+                zero = True
+                continue
+            if digit is not None:
+                return None
+            digit = _ZH_NUM[ch]
+        elif ch in _ZH_SMALL_UNIT:
+            unit, zero = _ZH_SMALL_UNIT[ch], False
+            section += (1 if digit is None else digit) * unit
+            digit = None
+        elif ch in _ZH_BIG_UNIT:
+            unit, zero = _ZH_BIG_UNIT[ch], False
+            total += (section + (digit or 0)) * unit
+            section, digit = 0, None
         else:
-            current = n
-    return float(total + current)
+            return None
+    if digit is not None:
+        section += digit * (unit // 10 if unit >= 100 and not zero else 1)
+    return float(total + section)
 
 
 def _holders(lowered: str, text: str) -> frozenset[str]:

@@ -1,0 +1,47 @@
+"""Values read from a turn (pipeline/review/claims.py): numbers written in Chinese characters are read whole,
+as people say them, and words that only look like numbers are not values."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.recall.value_order import Said, order
+from pipeline.review.claims import all_values
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("我现在月薪一万五。", "n:15000"),  # a digit after a unit counts in the next smaller unit
+        ("房租三千二一个月", "n:3200"),
+        ("两百五", "n:250"),
+        ("一万五千块", "n:15000"),  # was 5,000: the 一 of 一万 was dropped as an article
+        ("一百二十个", "n:120"),
+        ("一万零五", "n:10005"),  # after 零 a digit counts as itself
+        ("二十", "n:20"),
+        ("十五", "n:15"),
+        ("预算被砍到五万了", "n:50000"),
+        ("一亿两千万", "n:1.2e+08"),
+        ("我有三个孩子", "n:3"),
+        ("三点开会", "t:3:zh"),
+    ],
+)
+def test_a_number_in_characters_is_read_whole(text: str, value: str) -> None:
+    assert value in all_values(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["我们一起去", "一个月后", "十分好", "千万别忘了", "万一下雨", "一点点", "一二三"]
+)
+def test_words_that_only_look_like_numbers_are_not_values(text: str) -> None:
+    assert not {v for v in all_values(text) if v[0] in "nt"}
+
+
+def test_a_previous_question_gets_the_older_salary_written_in_characters() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    old = Said(0, now - timedelta(days=40), "user", "我现在月薪一万二。")
+    new = Said(1, now - timedelta(days=2), "user", "年初调薪了，现在月薪一万六。")
+    assert order("我原来的月薪是多少？", [new, old])[0] == [1, 0]
+    assert order("我的月薪是多少？", [old, new])[0] == [1, 0]
