@@ -500,7 +500,8 @@ AGENTS_INTRO = [
     "for the previous value (the wanted statement is then the older one, listed as the newer of the pair); "
     "look-alikes that are both true (another person's or thing's value, a plan, a hypothetical). The dev half "
     "was read and three defects it showed were fixed (2026-12-07); the test half was written before any of it "
-    "ran and was not read for a fix.",
+    "ran; its misses were read after the first run (6 of 11 right) and one fix followed (numbers written in "
+    "Chinese characters), so later figures of it are not held out.",
     "",
 ]
 SETS = {

@@ -12,7 +12,8 @@ Written by hand on 2026-12-07 as agent scenarios none of the other sets has (the
 says a changed value must come back first in). The dev half was read, and three defects it showed were
 fixed the same day (a thing's budget read as the user's, a fact chain leaving the assistant's echo of the
 old value current, a "previous" question not finding what a fact chain closed); the test half was written
-before any of it ran and was not read for a fix. Same JSON layout as `bench.sets.updates`, so `hindsight
+before any of it ran; its misses were read after the first run (6 of 11), and one fix followed (numbers
+written in Chinese characters), so its figures after that are no longer held out. Same JSON layout as `bench.sets.updates`, so `hindsight
 bench updates --set agents` runs it through the same pipeline. Regenerate with `python -m
 bench.sets.updates_agents`.
 """
