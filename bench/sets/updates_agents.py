@@ -13,9 +13,9 @@ says a changed value must come back first in). The dev half was read, and three 
 fixed the same day (a thing's budget read as the user's, a fact chain leaving the assistant's echo of the
 old value current, a "previous" question not finding what a fact chain closed); the test half was written
 before any of it ran; its misses were read after the first run (6 of 11), and one fix followed (numbers
-written in Chinese characters), so its figures after that are no longer held out. Same JSON layout as `bench.sets.updates`, so `hindsight
-bench updates --set agents` runs it through the same pipeline. Regenerate with `python -m
-bench.sets.updates_agents`.
+written in Chinese characters), so its figures after that are no longer held out. Same JSON layout as
+`bench.sets.updates`, so `hindsight bench updates --set agents` runs it through the same pipeline.
+Regenerate with `python -m bench.sets.updates_agents`.
 """
 
 from __future__ import annotations
