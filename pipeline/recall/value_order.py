@@ -30,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from itertools import pairwise
 
 from pipeline.review.claims import CJK, Claim, _stem, claim, keys
@@ -158,6 +159,9 @@ def _words_of(c: Claim) -> frozenset[str]:
     return _undouble(c.subject)
 
 
+# Cached: one recall asks twice (hybrid's hydration of earlier values, then updates_order), and agents repeat
+# their questions. `Asked` is frozen.
+@lru_cache(maxsize=4096)
 def asks(question: str) -> Asked | None:
     """What the question asks of a value, or None when it asks none (see the module docstring)."""
     q = question.strip()

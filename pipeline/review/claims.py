@@ -222,13 +222,14 @@ _FILLER_SUBJECT = frozenset(
     )
 ) | frozenset({"今天", "明天", "昨天", "哈哈", "晚安", "早安", "没事", "好的"})
 
-_MONTHS = _words(
+# Month names and their abbreviations, the twelve full names first (fact_values cuts a place before them too).
+MONTHS = _words(
     "january february march april may june july august september october november december jan feb "
     "mar apr jun jul aug sep sept oct nov dec"
 )
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
 _DAY_SET = frozenset(_DAYS.split())
-_MONTH_SET = frozenset(_MONTHS) - {"may"}  # "may" is far more often the verb
+_MONTH_SET = frozenset(MONTHS) - {"may"}  # "may" is far more often the verb
 _DAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天末]")
 _MULTIPLIER = {"k": 1e3, "m": 1e6, "mm": 1e6, "b": 1e9, "万": 1e4, "千": 1e3, "百": 1e2, "亿": 1e8}
 # A number with an optional multiplier and unit: "50k", "$1,200", "5万", "80,000元", "3.5", "15%".
@@ -240,7 +241,7 @@ _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?(am|pm)\b|\b(\d{1,2}):(\d{2})\b
 _CAPITAL = re.compile(r"(?<![.!?。！？]\s)(?<!^)\b([A-Z][\w\-]*[A-Za-z0-9])")
 _IDENT = re.compile(r"\b[A-Za-z][A-Za-z\-]*\d[\w.\-]*\b")  # "v2", "Q3", "gpt-4", "py3.12" (not "50k")
 _MONTH_NUMBER = (
-    {m: i for i, m in enumerate(_MONTHS[:12], start=1)}
+    {m: i for i, m in enumerate(MONTHS[:12], start=1)}
     | {
         m: i
         for i, m in enumerate(
@@ -409,13 +410,13 @@ def _number_values(text: str) -> set[str]:
         out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
     for m in _ZH_NUMBER.finditer(text):
         run = m.group("run") or m.group("bare")
-        number = _zh_number(run)
+        number = zh_number(run)
         unit = m.group("unit")
         if number is None:
             # Two numbers run together ("三千二一个月": 3,200 a month): the longest start that is one, whose
             # unit is then not the counter after the run.
-            run = next((run[:i] for i in range(len(run) - 1, 1, -1) if _zh_number(run[:i]) is not None), "")
-            number, unit = (_zh_number(run), None) if run else (None, None)
+            run = next((run[:i] for i in range(len(run) - 1, 1, -1) if zh_number(run[:i]) is not None), "")
+            number, unit = (zh_number(run), None) if run else (None, None)
         if number is None or run == "一":  # "一个月", "一周": an article more often than a count
             continue
         if unit == "点":  # "三点": a time
@@ -447,7 +448,7 @@ def _word_values(text: str) -> set[str]:
     return out
 
 
-def _zh_number(text: str) -> float | None:
+def zh_number(text: str) -> float | None:
     """A number written in characters, or None when `text` is not one ("一二": two digits in a row). A
     digit after a unit with nothing between counts in the next smaller unit, as people say it: "一万五" is
     15,000, "三千二" 3,200, "两百五" 250; after 零 it counts as itself ("一万零五" is 10,005)."""

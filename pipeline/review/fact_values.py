@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.review.claims import MONTHS, zh_number
+
 MAX_WORDS = 6
 MAX_CJK = 12
 MAX_VALUE_CHARS = 120  # longer than any acceptable value; also bounds the work done per value
@@ -43,34 +45,6 @@ _TEMPORAL_BOUNDARY = (
 )
 
 
-_MONTH_NAMES = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sept",
-    "sep",
-    "oct",
-    "nov",
-    "dec",
-]
-
-
 def _cut_pattern(*extra: str) -> re.Pattern[str]:
     return re.compile("|".join((_STRONG_BOUNDARY, _LIST_BOUNDARY, *extra)), re.IGNORECASE)
 
@@ -82,7 +56,7 @@ _CUT = _cut_pattern()
 _CUT_PLACE = _cut_pattern(
     _TEMPORAL_BOUNDARY,
     r"\s+(?:as|for|in\s+(?:the\s+)?(?:(?:early|late|mid)\s+)?(?:"
-    + "|".join(_MONTH_NAMES)
+    + "|".join(MONTHS)
     + r"|spring|summer|autumn|fall|winter))\b",
 )
 _CUT_ORG = _cut_pattern(_TEMPORAL_BOUNDARY, r"\s+(?:as|in|on)\b")
@@ -437,16 +411,12 @@ TZ_NAMED_SRC = (
 )
 _TZ_NAMED_UTC8 = frozenset({"beijing time", "china standard time", "china time", "北京时间"})
 _ZH_ZONE = re.compile(r"(?P<side>[东西中])(?P<n>十[一二]|[一二三四五六七八九十]|\d{1,2})?区")
-_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九十")}
 _IANA = re.compile(r"[A-Za-z]+(?:/[A-Za-z_\-]+){1,2}")
 
 
-def _zh_number(text: str) -> int:
-    if text.isdecimal():
-        return int(text)
-    if text.startswith("十"):
-        return 10 + (_ZH_DIGITS[text[1]] if len(text) > 1 else 0)
-    return _ZH_DIGITS[text]
+def _zone_number(text: str) -> int:
+    """A time zone's number, in digits or characters ("8", "八", "十二")."""
+    return int(text) if text.isdecimal() else int(zh_number(text) or 0)
 
 
 def _offset(sign: str, hours: int, minutes: int = 0) -> str | None:
@@ -465,7 +435,7 @@ def _timezone(raw: str) -> tuple[str, ...]:
     if zone := _ZH_ZONE.fullmatch(value):
         if zone["side"] == "中":
             return ("UTC+0",)
-        return _one(_offset("-" if zone["side"] == "西" else "+", _zh_number(zone["n"] or "零")))
+        return _one(_offset("-" if zone["side"] == "西" else "+", _zone_number(zone["n"] or "零")))
     if offset := _TZ_OFFSET.fullmatch(low):
         return _one(_offset(offset["sign"], int(offset["h"]), int(offset["m"] or 0)))
     if low in _TZ_NAMED_UTC8:

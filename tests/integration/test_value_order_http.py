@@ -161,6 +161,20 @@ def test_a_fact_chain_supersedes_the_assistants_echo_and_a_previous_question_sti
     assert hits[0]["superseded"] is True
     assert hits[0]["explain"]["value_order"] == "previous"
     assert _rank(hits, "s2-0") > 0
+    # An operator sees the echo's link and can undo it alone: the echo is current again, the user's own
+    # fact chain is left as the review made it.
+    scope = {"agent_id": AGENT, "user_id": USER}
+    links = stack.api.get("/v1/supersessions", params=scope).json()["supersessions"]
+    (echo_link,) = [x for x in links if x["old"]["turn_id"] == "s1-1"]
+    assert echo_link["reason"]["rule"] == "echo"
+    undone = stack.api.post(
+        f"/v1/supersessions/{echo_link['id']}/undo", json={**scope, "reason": "keep the echo", "actor": "ops"}
+    )
+    assert undone.status_code == 200, undone.text
+    hits = _recall(stack, "What is my monthly marketing budget?")
+    assert hits[_rank(hits, "s1-1")]["superseded"] is False
+    budgets = {f["attribute"]: f["value"] for f in stack.api.get("/v1/facts", params=scope).json()["facts"]}
+    assert budgets["budget:marketing"] == "$2,500", budgets
 
 
 def test_another_things_budget_is_not_the_users_and_supersedes_nothing(stack: Stack) -> None:
