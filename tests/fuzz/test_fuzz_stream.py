@@ -17,9 +17,11 @@ from sqlalchemy import text
 from pipeline.adapters.postgres.engine import make_engine
 from pipeline.adapters.postgres.migrate import upgrade
 from pipeline.adapters.postgres.repository import Repository
+from pipeline.adapters.postgres.turn_fingerprints_sql import stored_fingerprints
 from pipeline.adapters.redis_stream import TurnStream, connect
 from pipeline.core.errors import InvalidTurn
 from pipeline.core.models import SessionEnd, Turn
+from pipeline.ingest import turn_ids
 from pipeline.ingest.validation import decode_stream_fields, parse_event, utcnow
 from scheduler.runner import RunnerConfig, SchedulerRunner
 from tests.fuzz.strategies import FUZZ_TIMEOUT_S, STREAM_EXAMPLES, turn_fields
@@ -85,6 +87,16 @@ def test_every_stream_entry_becomes_an_episode_or_a_dead_letter(
     runner: SchedulerRunner, entries: list[dict[bytes, bytes]]
 ) -> None:
     client = runner.stream.client
+    events = [_expected(raw) for raw in entries]
+    # Ids repeat across cases (the strategy draws "fz-<n>"): an id that its scope already stores, or that an
+    # earlier entry of this batch stored, with another role or text is a conflict, dead-lettered by design.
+    known = stored_fingerprints(runner.repo.engine, [turn_ids.key(e) for e in events if isinstance(e, Turn)])
+    reused: set[int] = set()
+    for i, event in enumerate(events):
+        if isinstance(event, Turn):
+            seen = known.setdefault(turn_ids.key(event), turn_ids.turn_fingerprint(event))
+            if seen != turn_ids.turn_fingerprint(event):
+                reused.add(i)
     ids = [client.xadd(STREAM, raw).decode() for raw in entries]  # type: ignore[arg-type]
     dead_before = {e[1][b"stream_id"].decode() for e in client.xrange(DEAD)}  # type: ignore[union-attr]
     runner.process(runner.stream.read(GROUP, CONSUMER, count=100, block_ms=1))
@@ -95,10 +107,13 @@ def test_every_stream_entry_becomes_an_episode_or_a_dead_letter(
         if fields[b"stream_id"].decode() not in dead_before
     }
     turns, ends = [], []
-    for entry_id, raw in zip(ids, entries, strict=True):
-        event = _expected(raw)
+    for i, (entry_id, event) in enumerate(zip(ids, events, strict=True)):
         if event is None:
             assert dead.get(entry_id), f"{entry_id} was neither stored nor dead-lettered"
+        elif i in reused:
+            assert "already used" in dead.get(entry_id, ""), (
+                f"{entry_id} reused an id but was not dead-lettered"
+            )
         else:
             assert entry_id not in dead, dead.get(entry_id)
             (turns if isinstance(event, Turn) else ends).append(event)
