@@ -220,6 +220,7 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             if (
                 len(_words_of(c) & asked.subject) + len({v[2:] for v in c.values} & asked.named) < need
                 or c.hypothetical
+                or c.plan
                 or c.suggestion
                 or not _holder_fits(asked, c, unit)
             ):

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.review.zh_numbers import ZH_NUMBER, zh_number
+
 CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Latin words (with inner dots, commas, apostrophes, hyphens: "2.3", "50,000", "don't", "e-mail") or one CJK run.
@@ -69,6 +71,22 @@ _HYPOTHETICAL = re.compile(
     r"someday|some\s+day|one\s+day|would\s+(?:love|like|be)|wish|hope\s+to|hoping\s+to|thinking\s+(?:of|about)|"
     r"considering|plan(?:ning)?\s+to|could\s+(?:be|go|try|use)|in\s+case|what\s+if|dream)\b|"
     r"如果|假如|要是|万一|也许|可能会|或许|打算|考虑|想要|希望|哪天|有一天|的话",
+    re.I,
+)
+# An intention or a change that starts later ("I want to sleep 8 hours", "I'm going to run 10 km a week
+# starting next month", "我准备下个月开始每天跑5公里") states what the speaker means to do, not what holds:
+# a plan beside a fact is no update of it (issue 46). Wanting to have something recorded or fixed ("I want to
+# update the limit to 5,000", "我想把预算改成…") is a request that takes the value as given, and "going to"
+# a place is a habit, so neither is a plan.
+_PLAN = re.compile(
+    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are|'d|\s+would)?\s+(?:really\s+|still\s+|also\s+)?"
+    r"(?:want(?:s|ed)?\s+to|wanna|going\s+to|gonna|aim(?:ing)?\s+to|intend(?:ing)?\s+to|like\s+to|"
+    r"trying\s+to|try\s+to|mean\s+to)\s+"
+    r"(?!(?:make\s+sure|update|change|set|edit|fix|correct|add|record|note|log|track|save\s+(?:this|that|it)|"
+    r"know|ask|check|see|understand|learn|figure|confirm|tell|mention|the|a|an|my|our|work|school|church|bed|"
+    r"class|the\s+gym)\b)|"
+    r"\b(?:starting|beginning|from|as\s+of)\s+(?:next|tomorrow)\b|"
+    r"(?:我|我们)(?:也|还)?(?:准备|计划|想要|要开始|将要|将会)|(?:下个?(?:月|周|星期|礼拜)|明年|明天)开始",
     re.I,
 )
 # An assistant proposing a value ("you could raise it to 60k", "建议改成…") has not been told it.
@@ -263,19 +281,6 @@ _DATE = re.compile(
 )
 _ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b|(\d{1,2})[号日](?!元)", re.I)  # "the 14th", "14号"
 _VERSION = re.compile(r"v(\d+(?:\.\d+)*)")
-_ZH_NUM = dict(zip("零一二两三四五六七八九", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
-_ZH_SMALL_UNIT = {"十": 10, "百": 100, "千": 1000}
-_ZH_BIG_UNIT = {"万": 10_000, "亿": 100_000_000}
-_ZH_ALL = "零一二两三四五六七八九十百千万亿"
-# A number written in characters: a whole run ("一万五千", "一百二十") before a counter or unit ("三个",
-# "一万五千块", "三点"), or a run that holds a magnitude ("一万五", "三千二", "二十", "十五") on its own. Read
-# digit by digit with a unit, "一万五千" was 5,000 and "一万五" nothing. A run starts with a digit or 十, so
-# "千万" (by all means), "万一" (in case) and "十分" (very) are no numbers.
-_ZH_NUMBER = re.compile(
-    rf"(?<![{_ZH_ALL}])(?:(?P<run>[一二两三四五六七八九十][{_ZH_ALL}]*)\s?"
-    r"(?P<unit>个|天|次|人|点|号|块|元|岁|年|月|周|小时|分钟)"
-    rf"|(?P<bare>[一二两三四五六七八九十][零一二两三四五六七八九]*[十百千万亿][{_ZH_ALL}]*|十[一二三四五六七八九]))"
-)
 _QUOTED = re.compile(r"[\"“「『]([^\"”」』]{1,40})[\"”」』]")
 # Channels and the like, which people write in lower case: a value, never the subject.
 _COMMON_VALUES = frozenset(
@@ -302,6 +307,7 @@ class Claim:
     question: bool
     hypothetical: bool
     suggestion: bool
+    plan: bool  # every clause that carries a value says what the speaker means to do, not what holds
     past: bool  # tells of the past without saying what holds now
     change: bool  # says something changed, or what holds now
     negated_change: bool  # turns a habit, a liking or a yes off
@@ -318,7 +324,7 @@ class Claim:
     @property
     def asserts(self) -> bool:
         """Whether it states something about the present at all."""
-        return not (self.question or self.hypothetical or self.past)
+        return not (self.question or self.hypothetical or self.plan or self.past)
 
 
 @lru_cache(maxsize=8192)
@@ -342,6 +348,7 @@ def claim(text: str) -> Claim:
         question=_is_question(stripped) or bool(_REQUEST.search(stripped)),
         hypothetical=bool(_HYPOTHETICAL.search(stripped)),
         suggestion=bool(_SUGGESTION.search(stripped)),
+        plan=_plans(plain),
         past=bool(_PAST.search(stripped)) and not change,
         change=change,
         negated_change=bool(_NEGATED_CHANGE.search(stripped)),
@@ -353,6 +360,15 @@ def claim(text: str) -> Claim:
         health=bool(_HEALTH.search(stripped)),
         clauses=clauses,
     )
+
+
+def _plans(text: str) -> bool:
+    """Each clause of `text` that carries a value is a plan's, and one at least does ("I sleep 6 hours, but I
+    want to sleep 8" states the 6 as a fact); a plan said in a clause of its own ("…, starting next month")
+    covers the sentence."""
+    sentences = [s for s in re.split(r"(?<=[.!?。！？;；])\s*", text) if s.strip()]
+    valued = [s for s in sentences if _values(s)]
+    return bool(valued) and all(_PLAN.search(s) for s in valued)
 
 
 @lru_cache(maxsize=4096)
@@ -408,7 +424,7 @@ def _number_values(text: str) -> set[str]:
             continue  # "3:30" is a time, not the numbers 3 and 30
         digits = m.group(1).replace(",", "").replace("，", "")
         out.add(f"n:{float(digits) * _MULTIPLIER.get((m.group(2) or '').lower(), 1.0):g}")
-    for m in _ZH_NUMBER.finditer(text):
+    for m in ZH_NUMBER.finditer(text):
         run = m.group("run") or m.group("bare")
         number = zh_number(run)
         unit = m.group("unit")
@@ -448,35 +464,6 @@ def _word_values(text: str) -> set[str]:
     return out
 
 
-def zh_number(text: str) -> float | None:
-    """A number written in characters, or None when `text` is not one ("一二": two digits in a row). A
-    digit after a unit with nothing between counts in the next smaller unit, as people say it: "一万五" is
-    15,000, "三千二" 3,200, "两百五" 250; after 零 it counts as itself ("一万零五" is 10,005)."""
-    total, section, digit = 0, 0, None
-    unit, zero = 1, False  # the last unit read, and whether a 零 followed it
-    for ch in text:
-        if ch in _ZH_NUM:
-            if ch == "零":
-                zero = True
-                continue
-            if digit is not None:
-                return None
-            digit = _ZH_NUM[ch]
-        elif ch in _ZH_SMALL_UNIT:
-            unit, zero = _ZH_SMALL_UNIT[ch], False
-            section += (1 if digit is None else digit) * unit
-            digit = None
-        elif ch in _ZH_BIG_UNIT:
-            unit, zero = _ZH_BIG_UNIT[ch], False
-            total += (section + (digit or 0)) * unit
-            section, digit = 0, None
-        else:
-            return None
-    if digit is not None:
-        section += digit * (unit // 10 if unit >= 100 and not zero else 1)
-    return float(total + section)
-
-
 def _holders(lowered: str, text: str) -> frozenset[str]:
     words = set(TOKEN.findall(lowered))
     found = {w for w in _HOLDER_WORDS if w in words}
@@ -508,7 +495,7 @@ def _stem(word: str) -> str:
 def _subject(text: str, values: set[str]) -> frozenset[str]:
     value_words = {v[2:] for v in values if v.startswith("p:")}
     # A value's characters are not the subject ("周二", "5万"), nor are the words that say it changed.
-    for pattern in (_DATE, _CLOCK, _ORDINAL, _NUMBER, _ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH, _CHANGE_ZH):
+    for pattern in (_DATE, _CLOCK, _ORDINAL, _NUMBER, ZH_NUMBER, _DAY_ZH, _COMMON_VALUES_ZH, _CHANGE_ZH):
         text = pattern.sub(" ", text)
     out: set[str] = set()
     for token in TOKEN.findall(text.casefold()):
@@ -552,7 +539,7 @@ def masked_units(text: str) -> list[str]:
         _CLOCK,
         _ORDINAL,
         _NUMBER,
-        _ZH_NUMBER,
+        ZH_NUMBER,
         _DAY_ZH,
         _COMMON_VALUES_ZH,
         _CAPITAL,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.review.claims import MONTHS, zh_number
+from pipeline.review.claims import MONTHS
+from pipeline.review.zh_numbers import zh_number
 
 MAX_WORDS = 6
 MAX_CJK = 12

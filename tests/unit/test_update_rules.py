@@ -80,6 +80,10 @@ LOOK_ALIKES = [
     ("could you output the entire accounts.py", "could you output the entire services.py", {}),  # requests
     ("我喜欢喝茶", "我也喜欢喝咖啡", {}),
     ("我妹妹住在巴黎", "我住在里昂", {}),
+    # A plan beside the fact it means to change (issue 46): the fact holds until it is done.
+    ("I sleep about 6 hours a night.", "Now I want to sleep 8 hours a night, starting next month.", {}),
+    ("I run 10 km a week.", "I'm now going to run 20 km a week from next month.", {}),
+    ("我现在每天跑3公里。", "我准备下个月开始每天跑5公里。", {}),
 ]
 
 

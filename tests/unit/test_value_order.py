@@ -88,6 +88,14 @@ def test_no_false_currency() -> None:
     plan = _said(2, 1, "I'm planning to get 4 cats next year.")
     hypo = _said(3, 2, "If I had 5 cats I would need a bigger flat.")
     assert order(q, [mine, plan, hypo]) == ([0, 1, 2], {})
+    # An intention, or a change that starts later, is a plan too (the fact holds until it is done).
+    sleeps = _said(8, 60, "I sleep about 6 hours a night.")
+    for said in (
+        "I want to sleep 8 hours a night, starting next month.",
+        "I'd like to get my sleep up to 8 hours a night.",
+        "我准备下个月开始每晚睡8个小时。",
+    ):
+        assert order("How many hours a night do I sleep?", [sleeps, _said(9, 1, said)]) == ([0, 1], {}), said
     # Two projects' budgets: both hold.
     atlas = _said(4, 30, "The Atlas project budget is 50k.")
     borealis = _said(5, 2, "The Borealis project budget is 80k.")
