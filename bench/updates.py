@@ -85,7 +85,8 @@ class Counts:
 class Result:
     rows: dict[str, dict[str, Counts]] = field(default_factory=dict)  # ranker -> group -> counts
     false_links: dict[str, list[int]] = field(default_factory=dict)  # half -> [linked, look-alike pairs]
-    lookalike_both: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # ranker -> half -> [ok, n]
+    # ranker -> half -> [both in the top k, pairs, the true statement above the look-alike]
+    lookalike_both: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     stray_links: int = 0  # links between turns of no labelled pair
     review_ms: float = 0.0  # wall time of every review of the ingest
     detect_ms: float = 0.0  # of which update detection (review timings' "updates" stage)
@@ -167,6 +168,13 @@ def judge(ranked: Ranked, pair: Pair) -> Counts:
         top1=int(new == 0),
         found=int(new is not None),
     )
+
+
+def kept_first(ranked: Ranked, pair: Pair) -> int:
+    """1 when a look-alike pair's asked-about statement (`old`: the speaker's own value, which still holds)
+    ranks above the later look-alike (`new`: another holder's or thing's value, a plan): no false currency."""
+    kept, look = first(ranked, pair.old), first(ranked, pair.new)
+    return int(kept is not None and (look is None or kept < look))
 
 
 def groups(pair: Pair) -> list[str]:
@@ -289,10 +297,11 @@ def run_updates_bench(
                     for g in groups(p):
                         result.rows[name].setdefault(g, Counts()).add(c)
                 else:
-                    both = result.lookalike_both[name].setdefault(p.split, [0, 0])
+                    both = result.lookalike_both[name].setdefault(p.split, [0, 0, 0])
                     top = {t for ids_, _ in ranked for t in ids_}
                     both[0] += int(p.evidence <= top)
                     both[1] += 1
+                    both[2] += kept_first(ranked, p)
         _links(bench, pairs, result)
     finally:
         env.close()
@@ -388,18 +397,21 @@ def report_lines(r: Result) -> list[str]:
             )
     lines += [
         "",
-        "| half | look-alike pairs | false supersessions | both statements in the top 10 (product / without detection) |",
+        "| half | look-alike pairs | false supersessions | both statements in the top 10 (product / without "
+        "detection) | asked-about statement above the look-alike (product / without detection / naive) |",
     ]
-    lines += ["|---|---:|---:|---:|"]
+    lines += ["|---|---:|---:|---:|---:|"]
     for half in ("dev", "test"):
         f = r.false_links.get(half)
         if not f:
             continue
-        both = r.lookalike_both.get("**product**", {}).get(half, [0, 1])
-        base = r.lookalike_both.get("product without update detection (floor)", {}).get(half, [0, 1])
+        both = r.lookalike_both.get("**product**", {}).get(half, [0, 1, 0])
+        base = r.lookalike_both.get("product without update detection (floor)", {}).get(half, [0, 1, 0])
+        naive = r.lookalike_both.get("naive: later look-alike first (floor)", {}).get(half, [0, 1, 0])
         lines.append(
             f"| {half} | {f[1]} | {f[0]} ({f[0] / f[1]:.3%}) | {both[0] / max(both[1], 1):.3f} / "
-            f"{base[0] / max(base[1], 1):.3f} |"
+            f"{base[0] / max(base[1], 1):.3f} | {both[2] / max(both[1], 1):.3f} / "
+            f"{base[2] / max(base[1], 1):.3f} / {naive[2] / max(naive[1], 1):.3f} |"
         )
     lines += ["", f"Links between turns of no labelled pair: {r.stray_links}."]
     if r.review_ms:
