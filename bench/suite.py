@@ -75,6 +75,7 @@ class Benchmark:
     redis: str | None = None  # the Redis db it writes or flushes by default
     chart: bool = False  # charts.draw(name, figures) exists
     locomo: bool = True  # reads the LoCoMo file (Context.data)
+    command: str | None = None  # the `hindsight bench` command it runs when not its name ("updates")
 
 
 @dataclass
@@ -516,6 +517,51 @@ def _updates(ctx: Context) -> Figures:
     return updates.run(ctx.settings, reuse=False, write=ctx.write, console=ctx.console)
 
 
+def _updates_set(set_name: str) -> Runner:
+    """The runner of one of issue 46's labelled sets ('long', 'agents'), each with its own database."""
+
+    def run(ctx: Context) -> Figures:
+        from bench import updates
+
+        return updates.run(ctx.settings, reuse=False, write=ctx.write, console=ctx.console, set_name=set_name)
+
+    return run
+
+
+def _value_order_headlines(set_label: str) -> Callable[[Figures], list[Headline]]:
+    """Issue 46's targets on a labelled set's test half: the wanted statement first, top-1, no false links."""
+    from bench.updates_lme import TARGETS
+
+    def headlines(f: Figures) -> list[Headline]:
+        return [
+            _target(
+                f["product_test_current_first"],
+                f["product_test_current_first"] >= TARGETS["first"]
+                and f["product_test_current_first"]
+                >= f.get("naive_test_current_first", 1.0) + TARGETS["over_naive"],
+                ".3f",
+                f"≥ {TARGETS['first']} and ≥ naive + {TARGETS['over_naive']}",
+                f"{set_label}: wanted-first (test half)",
+            ),
+            _target(
+                f["product_test_top1"],
+                f["product_test_top1"] >= TARGETS["top1"],
+                ".3f",
+                f"≥ {TARGETS['top1']}",
+                f"{set_label}: wanted top-1 (test half)",
+            ),
+            _target(
+                f["test_false_rate"],
+                f["test_false_rate"] <= 0.01,
+                ".1%",
+                "≤ 1%",
+                f"{set_label}: false supersessions",
+            ),
+        ]
+
+    return headlines
+
+
 def _updates_headlines(f: Figures) -> list[Headline]:
     from bench.updates import TARGETS
 
@@ -850,6 +896,27 @@ REGISTRY: tuple[Benchmark, ...] = (
         _updates_headlines,
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates",
         locomo=False,
+    ),
+    # Issue 46's two labelled sets through the pipeline: values inside long requests, short agent chats.
+    Benchmark(
+        "updates-long",
+        _updates_set("long"),
+        {},
+        {},
+        _value_order_headlines("long requests"),
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_long",
+        locomo=False,
+        command="updates",
+    ),
+    Benchmark(
+        "updates-agents",
+        _updates_set("agents"),
+        {},
+        {},
+        _value_order_headlines("agent chats"),
+        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_agents",
+        locomo=False,
+        command="updates",
     ),
     Benchmark(
         "tools",
