@@ -205,8 +205,8 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             continue
         # Whether the sentence asks (puts its values in doubt) is the whole sentence's; the rest is read per
         # clause and pair of clauses, so that another clause's holder or "if" does not spill over.
-        if not _could_state(asked, sentence):
-            continue
+        if not _could_state(asked, sentence) or _CONDITIONAL.match(sentence):
+            continue  # a sentence that opens with a condition is hypothetical in every clause
         if not _REQUEST.search(sentence) and _ASKING.search(sentence):
             # A question puts its values in doubt; one that only ends asking ("I've had it for 6 months,
             # any tips?") states what its clauses before the asking one say.
@@ -222,6 +222,7 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
                 or c.hypothetical
                 or c.plan
                 or c.suggestion
+                or (asked.ordering == CURRENT and c.past and _FORMER.search(unit))
                 or not _holder_fits(asked, c, unit)
             ):
                 continue
@@ -239,6 +240,23 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
             }
             found = (found or set()) | values | named | owners
     return frozenset(found) if found is not None else None
+
+
+# "要是我说了算，周会就放每周二" / "If I were in charge, standup would be at 9": the condition governs the
+# clauses after it, which read alone carry no marker of their own.
+_CONDITIONAL = re.compile(
+    r"^\W*(?:if|unless|suppose|supposing|imagine|assuming|what\s+if|even\s+if)\b|^\W*(?:如果|假如|要是|假设|万一)",
+    re.I,
+)
+# A value told as history ("I used to have 3 cats", "when I first joined, standup was at 10", "我刚来的时候
+# 评审会是每周三"): the value then, whenever it is said, so no statement of what holds now. `Claim.past` also
+# covers "last week …", which often tells the news itself ("last week I started at Bosch"): not this.
+_FORMER = re.compile(
+    r"\b(?:used\s+to|back\s+(?:then|when)|previously|formerly|originally|at\s+first|in\s+the\s+past|"
+    r"when\s+(?:i|we)\s+(?:was|were|started|joined|first|launched))\b|"
+    r"以前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始",
+    re.I,
+)
 
 
 # For the cheap test only: digits split from CJK too ("9个工程师"), which `claim` reads apart by itself.

@@ -45,6 +45,8 @@ UPDATES = [
     ("我每天早上跑步", "我不再早上跑步了", "negation"),
     ("截止日期是14号", "截止日期改到24号了", "value"),
     ("standup 在周二", "standup 改到周四了", "value"),
+    # "once a week" is a frequency, not history ("I once lived in Rome")
+    ("I go swimming once a week.", "I go swimming three times a week now.", "slot"),
 ]
 
 

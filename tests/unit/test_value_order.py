@@ -174,3 +174,21 @@ def test_with_lead_the_wanted_statement_goes_first_of_all_and_the_others_keep_th
         2,
         3,
     ]
+
+
+def test_history_and_conditions_state_no_current_value() -> None:
+    q = "When is standup now?"
+    standup = _said(0, 60, "Standup is at 10am every day.")
+    # Told later, but as history: the value then, not now.
+    for said in (
+        "When I first joined, standup was at 9am.",
+        "I used to have standup at 9am, which I liked.",
+        "我刚来的时候standup是每天上午9点。",
+    ):
+        assert order(q, [standup, _said(1, 1, said)], lead=True) == ([0, 1], {}), said
+    # A condition governs the clauses after it, which carry no marker of their own.
+    for said in ("If it were up to me, standup would be at 9am.", "要是我说了算，standup就放每天上午9点。"):
+        assert order(q, [standup, _said(1, 1, said)], lead=True) == ([0, 1], {}), said
+    # A history beside what holds now still states the present value.
+    both = _said(1, 1, "Standup used to be at 10am, but now it is at 9am.")
+    assert order(q, [standup, both], lead=True)[0] == [1, 0]
