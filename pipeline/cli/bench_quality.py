@@ -75,7 +75,7 @@ def bench_locomo(
     """Evidence recall@5/@10 of the real pipeline on LoCoMo, beside BM25 and dense-only."""
     from bench import locomo as bench
 
-    bench.run_locomo_bench(
+    result = bench.run_locomo_bench(
         load_settings(),
         data=data or bench.DEFAULT_DATA,
         database_url=database_url or bench.BENCH_DATABASE_URL,
@@ -86,6 +86,9 @@ def bench_locomo(
         write=write,
         console=out,
     )
+    missed = [] if conversations else bench.missed_targets(result.tables[-1])
+    if missed:
+        fail(f"LoCoMo targets missed: {'; '.join(missed)} (see above)")
 
 
 @commands.command("quality", epilog=example("hindsight bench quality --reuse --variant spread"))

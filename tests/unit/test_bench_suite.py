@@ -399,3 +399,17 @@ def test_quality_at_full_size_scores_the_ablations_that_decide_the_defaults(
     monkeypatch.setattr(quality, "run_quality_bench", fake)
     suite._quality(_ctx(), reuse=True, sets=sets)
     assert asked == [quality.ABLATIONS if expected == "ablations" else ()]
+
+
+def test_locomo_targets_missed_are_named_so_the_command_can_fail() -> None:
+    from bench.locomo import missed_targets
+    from bench.locomo_data import Table
+
+    met = Table("hybrid")
+    met.add("tuned", "multi-hop", [("a",)], ["a"])
+    met.add("held-out", "temporal", [("b",)], ["b"])
+    assert missed_targets(met) == []
+    missed = Table("hybrid")
+    missed.add("tuned", "multi-hop", [("a",)], ["a"])
+    missed.add("held-out", "temporal", [("c",)], ["b"])
+    assert [m.split()[0] for m in missed_targets(missed)] == ["R@10", "R@5", "held-out"]
