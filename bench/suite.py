@@ -897,26 +897,20 @@ REGISTRY: tuple[Benchmark, ...] = (
         database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates",
         locomo=False,
     ),
-    # Issue 46's two labelled sets through the pipeline: values inside long requests, short agent chats.
-    Benchmark(
-        "updates-long",
-        _updates_set("long"),
-        {},
-        {},
-        _value_order_headlines("long requests"),
-        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_long",
-        locomo=False,
-        command="updates",
-    ),
-    Benchmark(
-        "updates-agents",
-        _updates_set("agents"),
-        {},
-        {},
-        _value_order_headlines("agent chats"),
-        database="postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_agents",
-        locomo=False,
-        command="updates",
+    # Issue 46's two labelled sets through the pipeline (`bench updates --set long|agents`), each in its own
+    # database: values inside long requests, short agent chats.
+    *(
+        Benchmark(
+            f"updates-{set_name}",
+            _updates_set(set_name),
+            {},
+            {},
+            _value_order_headlines(label),
+            database=f"postgresql+psycopg://postgres@127.0.0.1:5432/hindsight_bench_updates_{set_name}",
+            locomo=False,
+            command="updates",
+        )
+        for set_name, label in (("long", "long requests"), ("agents", "agent chats"))
     ),
     Benchmark(
         "tools",
