@@ -252,7 +252,7 @@ _CONDITIONAL = re.compile(
 # 评审会是每周三"): the value then, whenever it is said, so no statement of what holds now. `Claim.past` also
 # covers "last week …", which often tells the news itself ("last week I started at Bosch"): not this.
 _FORMER = re.compile(
-    r"\b(?:used\s+to|back\s+(?:then|when)|previously|formerly|originally|at\s+first|in\s+the\s+past|"
+    r"\b(?:used\s+to|back\s+(?:then|when)|(?<!mentioned\s)(?<!said\s)(?<!told\syou\s)previously(?!\s+(?:mentioned|said|told|noted|discussed|shared))|formerly|originally|at\s+first|in\s+the\s+past(?!\s+(?:\w+\s+){0,2}(?:days?|weeks?|months?|years?|hours?|decades?)\b)|"
     r"when\s+(?:i|we)\s+(?:was|were|started|joined|first|launched))\b|"
     r"以前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始",
     re.I,

@@ -98,8 +98,8 @@ _SUGGESTION = re.compile(
 )
 # History that leaves the present alone ("I used to live in Rome"), unless it also says what holds now.
 _PAST = re.compile(
-    r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|previously|formerly|"
-    r"in\s+the\s+past|once(?!\s+(?:a|an|per|every|more|again|or|daily|weekly|monthly|in\s+a\s+while)\b)|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
+    r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|(?<!mentioned\s)(?<!said\s)(?<!told\syou\s)previously(?!\s+(?:mentioned|said|told|noted|discussed|shared))|formerly|"
+    r"in\s+the\s+past(?!\s+(?:\w+\s+){0,2}(?:days?|weeks?|months?|years?|hours?|decades?)\b)|once(?!\s+(?:a|an|per|every|more|again|or|daily|weekly|monthly|in\s+a\s+while)\b)|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
     r"last\s+(?:year|summer|winter|spring|autumn|fall|week(?:end)?|night|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始|去年",
     re.I,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.recall.value_order import Said, order
-from pipeline.review.claims import all_values
+from pipeline.review.claims import all_values, claim
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,18 @@ def test_a_previous_question_gets_the_older_salary_written_in_characters() -> No
     new = Said(1, now - timedelta(days=2), "user", "年初调薪了，现在月薪一万六。")
     assert order("我原来的月薪是多少？", [new, old])[0] == [1, 0]
     assert order("我的月薪是多少？", [old, new])[0] == [1, 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "past"),
+    [
+        ("In the past, I had 3 cats.", True),
+        ("Previously I lived in Rome.", True),
+        ("I once lived in Rome.", True),
+        ("I've watched 15 videos in the past few weeks.", False),  # a recent period, not history
+        ("As I previously mentioned, I have 12 plants.", False),  # a reference back
+        ("I go swimming once a week.", False),  # a frequency
+    ],
+)
+def test_history_is_told_apart_from_recent_periods_and_frequencies(text: str, past: bool) -> None:
+    assert claim(text).past is past

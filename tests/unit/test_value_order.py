@@ -189,6 +189,11 @@ def test_history_and_conditions_state_no_current_value() -> None:
     # A condition governs the clauses after it, which carry no marker of their own.
     for said in ("If it were up to me, standup would be at 9am.", "要是我说了算，standup就放每天上午9点。"):
         assert order(q, [standup, _said(1, 1, said)], lead=True) == ([0, 1], {}), said
+    # A recent period or a reference back is no history: "in the past few weeks", "as I previously mentioned".
+    q2 = "How many videos have I watched in the past few weeks?"
+    ten = _said(0, 60, "I've finished 10 videos in the past few weeks!")
+    fifteen = _said(1, 1, "As I previously mentioned, I'm on a streak: 15 videos in the past few weeks.")
+    assert order(q2, [ten, fifteen], lead=True)[0] == [1, 0]
     # A history beside what holds now still states the present value.
     both = _said(1, 1, "Standup used to be at 10am, but now it is at 9am.")
     assert order(q, [standup, both], lead=True)[0] == [1, 0]
