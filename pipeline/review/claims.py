@@ -80,8 +80,8 @@ _HYPOTHETICAL = re.compile(
 # a place is a habit, so neither is a plan.
 _PLAN = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are|'d|\s+would)?\s+(?:really\s+|still\s+|also\s+)?"
-    r"(?:want(?:s|ed)?\s+to|wanna|going\s+to|gonna|aim(?:ing)?\s+to|intend(?:ing)?\s+to|like\s+to|"
-    r"trying\s+to|try\s+to|mean\s+to)\s+"
+    r"(?:want(?:s|ed)?\s+to|wanna|going\s+to|gonna|aim(?:ing)?\s+to|intend(?:ing)?\s+to|"
+    r"(?<='d\s)like\s+to|(?<=would\s)like\s+to|trying\s+to|try\s+to|mean\s+to)\s+"
     r"(?!(?:make\s+sure|update|change|set|edit|fix|correct|add|record|note|log|track|save\s+(?:this|that|it)|"
     r"know|ask|check|see|understand|learn|figure|confirm|tell|mention|the|a|an|my|our|work|school|church|bed|"
     r"class|the\s+gym)\b)|"

@@ -60,3 +60,19 @@ def test_a_previous_question_gets_the_older_salary_written_in_characters() -> No
 )
 def test_history_is_told_apart_from_recent_periods_and_frequencies(text: str, past: bool) -> None:
     assert claim(text).past is past
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("I want to sleep 8 hours a night, starting next month.", True),
+        ("I'd like to get my sleep up to 8 hours a night.", True),
+        ("我准备下个月开始每天跑5公里。", True),
+        ("I like to run 5 km every morning.", False),  # a habit, said as a liking
+        ("I want to update the limit to 5,000 requests.", False),  # a request to record a value
+        ("I'm going to the gym 3 times a week.", False),  # going to a place
+        ("I sleep 6 hours. I want to sleep 8 hours.", False),  # the 6 is a fact
+    ],
+)
+def test_a_plan_is_told_apart_from_a_habit_a_request_and_a_fact(text: str, plan: bool) -> None:
+    assert claim(text).plan is plan
