@@ -363,9 +363,11 @@ def claim(text: str) -> Claim:
 
 
 def _plans(text: str) -> bool:
-    """Each clause of `text` that carries a value is a plan's, and one at least does ("I sleep 6 hours, but I
-    want to sleep 8" states the 6 as a fact); a plan said in a clause of its own ("…, starting next month")
-    covers the sentence."""
+    """Each sentence of `text` that carries a value is a plan's, and one at least does ("I sleep 6 hours. I
+    want to sleep 8." states the 6 as a fact). Read per sentence, so that a plan said in a clause of its own
+    ("…, starting next month") covers its sentence; a sentence that holds a fact and a plan ("I sleep 6
+    hours, but I want to sleep 8") is a plan here, which only keeps review from linking it (recall's
+    `value_order` reads each clause apart and still finds the 6)."""
     sentences = [s for s in re.split(r"(?<=[.!?。！？;；])\s*", text) if s.strip()]
     valued = [s for s in sentences if _values(s)]
     return bool(valued) and all(_PLAN.search(s) for s in valued)
