@@ -33,7 +33,7 @@ from datetime import datetime
 from functools import lru_cache
 from itertools import pairwise
 
-from pipeline.review.claims import CJK, Claim, _stem, claim, keys
+from pipeline.review.claims import CJK, HISTORY, Claim, _stem, claim, keys
 
 CURRENT, PREVIOUS, CHANGE = "current", "previous", "change"
 ECHO_CHARS = 300  # an assistant turn longer than this is an answer of its own, not an echo of a value
@@ -222,7 +222,9 @@ def states(asked: Asked, hit: Said) -> frozenset[str] | None:
                 or c.hypothetical
                 or c.plan
                 or c.suggestion
-                or (asked.ordering == CURRENT and c.past and _FORMER.search(unit))
+                # told as history ("when I first joined…"), not only in the past: "last week I started at
+                # Bosch" is the news itself
+                or (asked.ordering == CURRENT and c.past and HISTORY.search(unit))
                 or not _holder_fits(asked, c, unit)
             ):
                 continue
@@ -248,17 +250,6 @@ _CONDITIONAL = re.compile(
     r"^\W*(?:if|unless|suppose|supposing|imagine|assuming|what\s+if|even\s+if)\b|^\W*(?:如果|假如|要是|假设|万一)",
     re.I,
 )
-# A value told as history ("I used to have 3 cats", "when I first joined, standup was at 10", "我刚来的时候
-# 评审会是每周三"): the value then, whenever it is said, so no statement of what holds now. `Claim.past` also
-# covers "last week …", which often tells the news itself ("last week I started at Bosch"): not this.
-_FORMER = re.compile(
-    r"\b(?:used\s+to|back\s+(?:then|when)|(?<!mentioned\s)(?<!said\s)(?<!told\syou\s)previously(?!\s+(?:mentioned|said|told|noted|discussed|shared))|formerly|originally|at\s+first|in\s+the\s+past(?!\s+(?:\w+\s+){0,2}(?:days?|weeks?|months?|years?|hours?|decades?)\b)|"
-    r"when\s+(?:i|we)\s+(?:was|were|started|joined|first|launched))\b|"
-    r"以前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始",
-    re.I,
-)
-
-
 # For the cheap test only: digits split from CJK too ("9个工程师"), which `claim` reads apart by itself.
 _ANY_BOUNDARY = re.compile(rf"(?<=[A-Za-z0-9])(?=[{CJK}])|(?<=[{CJK}])(?=[A-Za-z0-9])")
 _NUMBER_WORDS = {

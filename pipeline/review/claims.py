@@ -84,7 +84,7 @@ _PLAN = re.compile(
     r"(?<='d\s)like\s+to|(?<=would\s)like\s+to|trying\s+to|try\s+to|mean\s+to)\s+"
     r"(?!(?:make\s+sure|update|change|set|edit|fix|correct|add|record|note|log|track|save\s+(?:this|that|it)|"
     r"know|ask|check|see|understand|learn|figure|confirm|tell|mention|the|a|an|my|our|work|school|church|bed|"
-    r"class|the\s+gym)\b)|"
+    r"class|gym)\b)|"
     r"\b(?:starting|beginning|from|as\s+of)\s+(?:next|tomorrow)\b|"
     r"(?:我|我们)(?:也|还)?(?:准备|计划|想要|要开始|将要|将会)|(?:下个?(?:月|周|星期|礼拜)|明年|明天)开始",
     re.I,
@@ -96,12 +96,24 @@ _SUGGESTION = re.compile(
     r")\b|建议|可以考虑|不妨|要不|或者|试试",
     re.I,
 )
-# History that leaves the present alone ("I used to live in Rome"), unless it also says what holds now.
+# A value told as history is the value then, whenever it is said ("I used to have 3 cats", "when I first
+# joined, standup was at 10", "我刚来的时候…"). Not a recent period ("in the past few weeks") nor a reference
+# back ("as I previously mentioned"). recall's value_order reads these alone; `_PAST` adds the times below.
+_HISTORY_EN = (
+    r"used\s+to|back\s+(?:then|when)|formerly|originally|at\s+first|"
+    r"(?<!mentioned\s)(?<!said\s)(?<!told\syou\s)previously(?!\s+(?:mentioned|said|told|noted|discussed|shared))|"
+    r"in\s+the\s+past(?!\s+(?:\w+\s+){0,2}(?:days?|weeks?|months?|years?|hours?|decades?)\b)|"
+    r"when\s+(?:i|we)\s+(?:was|were|started|joined|first|launched)"
+)
+_HISTORY_ZH = r"以前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始"
+HISTORY = re.compile(rf"\b(?:{_HISTORY_EN})\b|{_HISTORY_ZH}", re.I)
+# History that leaves the present alone ("I used to live in Rome"), unless it also says what holds now: the
+# markers above, and a time that is past ("years ago", "last summer", 去年; "once", but not "once a week").
 _PAST = re.compile(
-    r"\b(?:used\s+to|back\s+(?:then|when|in)|years?\s+ago|as\s+a\s+kid|when\s+i\s+was|(?<!mentioned\s)(?<!said\s)(?<!told\syou\s)previously(?!\s+(?:mentioned|said|told|noted|discussed|shared))|formerly|"
-    r"in\s+the\s+past(?!\s+(?:\w+\s+){0,2}(?:days?|weeks?|months?|years?|hours?|decades?)\b)|once(?!\s+(?:a|an|per|every|more|again|or|daily|weekly|monthly|in\s+a\s+while)\b)|originally|at\s+first|when\s+i\s+(?:started|joined|first)|when\s+we\s+(?:started|launched))\b|"
-    r"last\s+(?:year|summer|winter|spring|autumn|fall|week(?:end)?|night|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"以前|之前|过去|小时候|当年|曾经|那时|那会儿|当初|原来|刚.{0,8}的时候|一开始|去年",
+    rf"\b(?:{_HISTORY_EN}|back\s+in|years?\s+ago|as\s+a\s+kid|"
+    r"once(?!\s+(?:a|an|per|every|more|again|or|daily|weekly|monthly|in\s+a\s+while)\b))\b|"
+    r"last\s+(?:year|summer|winter|spring|autumn|fall|week(?:end)?|night|time|monday|tuesday|wednesday|thursday|"
+    rf"friday|saturday|sunday)|{_HISTORY_ZH}|之前|去年",
     re.I,
 )
 # Says the value changed, or is the one holding now.
