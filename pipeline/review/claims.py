@@ -380,6 +380,8 @@ def _plans(text: str) -> bool:
     ("…, starting next month") covers its sentence; a sentence that holds a fact and a plan ("I sleep 6
     hours, but I want to sleep 8") is a plan here, which only keeps review from linking it (recall's
     `value_order` reads each clause apart and still finds the 6)."""
+    if not _PLAN.search(text):
+        return False  # most turns: no sentence to read for values a second time
     sentences = [s for s in re.split(r"(?<=[.!?。！？;；])\s*", text) if s.strip()]
     valued = [s for s in sentences if _values(s)]
     return bool(valued) and all(_PLAN.search(s) for s in valued)
